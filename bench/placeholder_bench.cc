@@ -1,0 +1,11 @@
+#include <benchmark/benchmark.h>
+
+#include "model/diagnostics.h"
+
+// Cost of bumping an anomaly counter: it must stay off the per-event hot path.
+static void BM_DiagnosticsBump(benchmark::State& state) {
+  exitscope::Diagnostics d;
+  for (auto _ : state) d.Bump("pair.unpaired_exit", exitscope::Severity::kInfo, "x");
+  benchmark::DoNotOptimize(d.Count("pair.unpaired_exit"));
+}
+BENCHMARK(BM_DiagnosticsBump);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs dependencies, builds, runs every test — unit and golden
+# tests on the real traces in ../shared/traces, and the real-KVM-host harness tests (label kvmhost).
+# Knobs: BUILD_DIR (default build), JOBS (default: nproc), EXITSCOPE_SKIP_KVMHOST=1 (local only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+bash scripts/install-deps.sh
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"
+label_args=()
+if [ "${EXITSCOPE_SKIP_KVMHOST:-0}" = 1 ] && [ "${CI:-}" != true ]; then label_args=(-LE kvmhost); fi
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "${label_args[@]}"

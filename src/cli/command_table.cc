@@ -1,0 +1,22 @@
+#include <cstdio>
+
+#include "cli/command.h"
+
+namespace exitscope {
+
+std::span<const Command> Commands() {
+  static constexpr Command kCommands[] = {
+      {"report", "per-exit-reason statistics of a trace (time, percentiles, per VM / vCPU)",
+       RunReportCommand},
+      {"dump", "every event with all its fields, in time order", RunDumpCommand},
+  };
+  return kCommands;
+}
+
+int PrintError(const Error& error) {
+  std::fprintf(stderr, "error: %s [%s]\n", error.message.c_str(), error.tag.c_str());
+  if (!error.hint.empty()) std::fprintf(stderr, "hint: %s\n", error.hint.c_str());
+  return error.code;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,36 @@
+// What a trace says about where it came from. In: filled by each source at open time.
+// Out: the report's context block (kernel, ISA, clock, source) and the names of host threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/kvm_event.h"
+
+namespace exitscope {
+
+struct GuestInfo {                 // trace-cmd's GUEST option (one per traced guest)
+  std::string name;
+  uint64_t trace_id = 0;
+  std::map<int32_t, int32_t> vcpu_to_host_tid;  // vCPU index → host thread id
+};
+
+struct TraceMeta {
+  std::string source_path;
+  std::string source_format;       // "trace.dat v7 (zstd)", "perf.data", "text: trace-cmd report" …
+  std::string kernel;              // uname / OSRELEASE when recorded
+  std::string clock;               // "local", "global", "x86-tsc", "tsc2nsec"…
+  std::string cpu_description;     // CPUDESC / CPUID when recorded
+  Isa isa_hint = Isa::kUnknown;    // from the file's CPU information, when it has one
+  int cpu_count = 0;
+  uint32_t page_size = 0;
+  std::map<int32_t, std::string> comm_by_tid;   // pid → comm (cmdlines, COMM records, text)
+  std::map<int32_t, int32_t> tgid_by_tid;       // thread → process when the source knows it
+  std::vector<GuestInfo> guests;
+  std::string kallsyms;            // host kallsyms text when the file carries it (may be empty)
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;  // of the events read (filled by the pipeline)
+};
+
+}  // namespace exitscope

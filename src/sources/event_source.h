@@ -1,0 +1,44 @@
+// The pull interfaces between stages. A KvmEventSource yields typed KVM events in time order; every
+// reader (trace.dat, perf.data, text) ends in one, so every analysis reads every format.
+// In: an opened input. Out: Next() until it returns false; Diagnostics for anything skipped or lost.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "model/diagnostics.h"
+#include "model/kvm_event.h"
+#include "model/result.h"
+#include "model/trace_meta.h"
+
+namespace exitscope {
+
+// A lost-events marker: the ring buffer (or perf) dropped `count` events on `cpu` before ts_ns
+// (count 0 = an unknown number). Pairers reset state on that CPU / thread.
+struct LostEvents {
+  int32_t cpu = -1;
+  uint64_t ts_ns = 0;
+  uint64_t count = 0;
+};
+
+class KvmEventSource {
+ public:
+  virtual ~KvmEventSource() = default;
+  virtual const TraceMeta& meta() const = 0;
+  // Next event in time order; false at the end. A loss marker, when one precedes the event, is
+  // reported through *lost (lost->cpu >= 0) with the event; callers pass nullptr to ignore.
+  virtual bool Next(KvmEvent* event, LostEvents* lost) = 0;
+  virtual Diagnostics& diagnostics() = 0;
+  // Bytes consumed and total, for progress on long inputs (0/0 when unknown).
+  virtual uint64_t bytes_done() const { return 0; }
+  virtual uint64_t bytes_total() const { return 0; }
+};
+
+enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
+
+// Opens `path`, detecting the format from its content unless `format` says otherwise
+// (sources/input_detector.cc).
+Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
+                                                           InputFormat format = InputFormat::kAuto);
+
+}  // namespace exitscope
