@@ -31,6 +31,10 @@ struct TraceMeta {
   std::vector<GuestInfo> guests;
   std::string kallsyms;            // host kallsyms text when the file carries it (may be empty)
   uint64_t first_ts_ns = 0, last_ts_ns = 0;  // of the events read (filled by the pipeline)
+  // First event time per CPU. In an overwritten (flight-recorder) ring buffer CPUs start at different
+  // times; before the latest start, an exit's entry may simply be missing (Perfetto drops those).
+  std::map<int32_t, uint64_t> cpu_first_ts_ns;
+  bool buffer_overwritten = false;  // the source saw overwrite/lost markers at the start
 };
 
 }  // namespace exitscope

@@ -1,0 +1,23 @@
+// Exit-reason names per ISA, spelled as the kernel does: VMX upper case (arch/x86/include/uapi/asm/
+// vmx.h), SVM lower case (arch/x86/include/uapi/asm/svm.h, what `perf kvm stat` users see).
+// Unknown codes print as UNKNOWN(0x…), never dropped. Also parses names back (text dialects:
+// kernel TP_printk, libtraceevent's kvm plugin "EXIT_NPF"/"EXIT_IOIO", perf kvm's lower case).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/kvm_event.h"
+
+namespace exitscope {
+
+// For VMX the basic reason is the low 16 bits; flag bits (FAILED_VMENTRY …) are appended as
+// " FAILED_VMENTRY". SVM codes are full 32-bit (vmgexit codes 0x8000xxxx).
+std::string ExitReasonName(Isa isa, uint32_t exit_reason);
+std::optional<uint32_t> ExitReasonFromName(Isa isa, std::string_view name);
+// Guesses the ISA of a reason name alone ("EPT_VIOLATION" → VMX, "npf"/"EXIT_NPF" → SVM).
+Isa IsaFromReasonName(std::string_view name);
+
+}  // namespace exitscope
