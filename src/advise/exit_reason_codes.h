@@ -43,7 +43,7 @@ inline constexpr uint32_t kSvmAvicUnaccelerated = 0x402;
 // Exit causes by meaning, across ISAs; what rules and exit-site matching ask for.
 enum class ExitClass : uint8_t {
   kOther, kHlt, kMsrRead, kMsrWrite, kMsr /* SVM: direction in exit_info1 */, kCpuid, kIo, kDr,
-  kPageFault /* EPT violation / misconfig / NPF */, kExternalInterrupt, kPause, kApicWrite,
+  kPageFault /* EPT violation / NPF */, kMmioFault /* EPT misconfig: KVM's MMIO fast path */, kExternalInterrupt, kPause, kApicWrite,
   kApicAccess, kRdpmc, kPreemptionTimer,
 };
 
@@ -60,8 +60,8 @@ inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
       case kVmxMsrWrite: return ExitClass::kMsrWrite;
       case kVmxPauseInstruction: return ExitClass::kPause;
       case kVmxApicAccess: return ExitClass::kApicAccess;
-      case kVmxEptViolation:
-      case kVmxEptMisconfig: return ExitClass::kPageFault;
+      case kVmxEptViolation: return ExitClass::kPageFault;
+      case kVmxEptMisconfig: return ExitClass::kMmioFault;
       case kVmxPreemptionTimer: return ExitClass::kPreemptionTimer;
       case kVmxApicWrite: return ExitClass::kApicWrite;
       default: return ExitClass::kOther;
