@@ -20,8 +20,9 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   if (a.findings.empty()) out += "\nNo known exit-cost pattern found.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
-    out += fmt::format("\n{}. [{}] {} — {} of exit time, saving ≈ {} ({}), confidence {}\n", ++n, f.id, f.title,
-                       FormatPercent(f.share), FormatNs(f.pricing.saving_ns), FormatPercent(f.saving_share),
+    out += fmt::format("\n{}. [{}] {} — {} of exits, {} of exit time; saving ≈ {} ({} of exit time), "
+                       "confidence {}\n", ++n, f.id, f.title, FormatPercent(f.count_share), FormatPercent(f.share),
+                       FormatNs(f.pricing.saving_ns), FormatPercent(f.saving_share),
                        ConfidenceName(f.pricing.confidence));
     for (const auto& e : f.evidence) out += fmt::format("   {}: {}\n", e.name, e.value);
     out += fmt::format("   saving: {}\n", f.pricing.how);
@@ -58,6 +59,7 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
                          {"exits", f.exits},
                          {"time_ns", f.time_ns},
                          {"share", f.share},
+                         {"count_share", f.count_share},
                          {"saving_ns", f.pricing.saving_ns},
                          {"saving_share", f.saving_share},
                          {"saving_how", f.pricing.how},

@@ -101,9 +101,9 @@ uint64_t CheapExitNs(const ExitProfile& p) {
   return MedianNs(v);
 }
 
-double PerVcpuSecond(uint64_t n, const MatchedExits& m, const ExitProfile& p) {
-  std::set<int32_t> threads;
-  for (const AdvisedExit* e : m) threads.insert(e->tid);
+double PerVcpuSecond(uint64_t n, const MatchedExits&, const ExitProfile& p) {
+  std::set<int32_t> threads;  // every vCPU thread of the trace, not only those with matched exits
+  for (const AdvisedExit& e : p.exits) threads.insert(e.tid);
   double s = p.SpanNs() / 1e9;
   return s > 0 && !threads.empty() ? n / s / threads.size() : 0;
 }
@@ -112,7 +112,7 @@ std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p)
   return {{"exits", fmt::format("{}", m.size())},
           {"exit time", FormatNs(SumDurNs(m))},
           {"mean per exit", FormatNs(m.empty() ? 0 : SumDurNs(m) / m.size())},
-          {"rate", fmt::format("{:.0f} /s per vCPU", PerVcpuSecond(m.size(), m, p))}};
+          {"rate", fmt::format("{:.1f} /s per vCPU", PerVcpuSecond(m.size(), m, p))}};
 }
 
 // ---- dr-burst --------------------------------------------------------------------------------------
@@ -155,8 +155,10 @@ bool MatchTimer(const AdvisedExit& e, const ExitProfile&) {
 }
 Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
   Pricing pr;
-  pr.saving_ns = SumDurNs(m);
-  pr.how = "upper bound: every matched exit avoided";
+  // The median, not the sum: one exit stretched by preemption or a lost entry must not price a fix.
+  uint64_t median = MedianDurNs(m);
+  pr.saving_ns = m.size() * median;
+  pr.how = fmt::format("upper bound: every matched exit avoided, {} × median {}", m.size(), FormatNs(median));
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -179,7 +181,7 @@ bool MatchIpi(const AdvisedExit& e, const ExitProfile&) {
 }
 Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
-  pr.saving_ns = SumDurNs(m);
+  pr.saving_ns = m.size() * MedianDurNs(m);
   auto bursts = Bursts(m, p, kIpiBurstGapNs);
   pr.how = fmt::format("every sender exit avoided with IPI virtualization; PV send-IPI alone folds each of "
                        "{} bursts into one hypercall", bursts.size());
@@ -319,27 +321,53 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
 }
 
 // ---- host interrupts and preemption on vCPU CPUs ---------------------------------------------------------
-bool MatchNoise(const AdvisedExit& e, const ExitProfile&) {
+// Classes KVM always handles in the kernel: a long one means the vCPU thread was not running (host
+// preemption). IO/MMIO/faults may legitimately wait for the VMM, so they only count when the trace
+// shows they stayed in the kernel.
+bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
+  switch (e.exit_class) {
+    case ExitClass::kExternalInterrupt: case ExitClass::kCpuid: case ExitClass::kApicWrite:
+    case ExitClass::kApicAccess: case ExitClass::kPause: case ExitClass::kPreemptionTimer:
+    case ExitClass::kDr: case ExitClass::kRdpmc: case ExitClass::kMsrRead: case ExitClass::kMsrWrite:
+    case ExitClass::kMsr:
+      return !e.userspace;
+    case ExitClass::kIo: case ExitClass::kMmioFault: case ExitClass::kPageFault:
+      return p.Has(EventKind::kUserspaceExit) && !e.userspace;
+    default:
+      return false;
+  }
+}
+bool MatchNoise(const AdvisedExit& e, const ExitProfile& p) {
   if (e.exit_class == ExitClass::kExternalInterrupt) return true;
-  return !e.userspace && e.exit_class != ExitClass::kHlt && e.dur_ns >= kPreemptedExitNs;
+  return e.dur_ns >= kPreemptedExitNs && AlwaysInKernel(e, p);
 }
 Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   uint64_t ext = 0, preempted = 0;
   Pricing pr;
+  // Typical cost per exit class, to price only the excess of the stretched exits.
+  std::map<ExitClass, MatchedExits> by_class;
+  for (const AdvisedExit& e : p.exits) by_class[e.exit_class].push_back(&e);
+  std::map<ExitClass, uint64_t> median;
+  for (const auto& [c, v] : by_class) median[c] = MedianDurNs(v);
   for (const AdvisedExit* e : m) {
     if (e->exit_class == ExitClass::kExternalInterrupt) ++ext;
-    if (e->dur_ns >= kPreemptedExitNs) ++preempted;
+    if (e->dur_ns >= kPreemptedExitNs) {
+      ++preempted;
+      pr.saving_ns += e->dur_ns - std::min(e->dur_ns, median[e->exit_class]);
+    }
   }
   double rate = PerVcpuSecond(ext, m, p);
   if (rate < kExtIntPerVcpuPerSec && preempted == 0) {
     pr.flagged = false;
-    pr.why_not = fmt::format("{:.0f} host interrupts per vCPU-second, no exit over {}", rate,
+    pr.why_not = fmt::format("{:.1f} host interrupts per vCPU-second, no in-kernel exit over {}", rate,
                              FormatNs(kPreemptedExitNs));
     return pr;
   }
-  pr.saving_ns = SumDurNs(m);
-  pr.how = "upper bound: interrupts and preemption moved off the vCPU CPUs";
-  pr.confidence = preempted ? Confidence::kMedium : Confidence::kLow;
+  if (rate >= kExtIntPerVcpuPerSec) pr.saving_ns += ext * median[ExitClass::kExternalInterrupt];
+  pr.how = fmt::format("{} exits stretched past {} priced by their excess over their reason's median{}", preempted,
+                       FormatNs(kPreemptedExitNs),
+                       rate >= kExtIntPerVcpuPerSec ? ", plus every host-interrupt exit at its median" : "");
+  pr.confidence = preempted >= 3 ? Confidence::kMedium : Confidence::kLow;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile& p) {

@@ -59,6 +59,15 @@ std::string FormatNs(uint64_t ns) {
 
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
+uint64_t MedianDurNs(const MatchedExits& m) {
+  if (m.empty()) return 0;
+  std::vector<uint64_t> v;
+  v.reserve(m.size());
+  for (const AdvisedExit* e : m) v.push_back(e->dur_ns);
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, uint64_t gap_ns) {
   std::unordered_set<const AdvisedExit*> matched(m.begin(), m.end());
   struct ThreadState {
@@ -112,9 +121,11 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
                                                                           m.size(), r.min_exits)});
       continue;
     }
-    if (t / total < r.min_share) {
-      a.not_flagged.push_back({std::string(r.id), fmt::format("{} exits, {} of exit time (below {})", m.size(),
-                                                              FormatPercent(t / total),
+    double count_share = profile.exits.empty() ? 0 : double(m.size()) / profile.exits.size();
+    if (t / total < r.min_share && count_share < kMinCountShare) {
+      a.not_flagged.push_back({std::string(r.id), fmt::format("{} exits ({} of exits, {} of exit time: below {} / {})",
+                                                              m.size(), FormatPercent(count_share),
+                                                              FormatPercent(t / total), FormatPercent(kMinCountShare),
                                                               FormatPercent(r.min_share))});
       continue;
     }
@@ -130,6 +141,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
     f.exits = m.size();
     f.time_ns = t;
     f.share = t / total;
+    f.count_share = count_share;
     f.pricing = std::move(pr);
     f.saving_share = f.pricing.saving_ns / total;
     f.evidence = r.evidence(m, profile);

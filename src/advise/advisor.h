@@ -45,6 +45,7 @@ struct Finding {
   std::string id, title, fix;
   uint64_t exits = 0, time_ns = 0;   // matched exits and their handling time
   double share = 0;                  // of all exit time
+  double count_share = 0;            // of all exits
   Pricing pricing;
   double saving_share = 0;           // saving_ns / all exit time
   std::vector<EvidenceItem> evidence;
@@ -64,12 +65,16 @@ struct Rule {
   // Which exits the pattern is about.
   bool (*match)(const AdvisedExit& e, const ExitProfile& p);
   uint64_t min_exits;   // fewer matched exits: not a pattern worth a line
-  double min_share;     // of total exit time; below it the fix is not worth doing
+  double min_share;     // of total exit time; below it (and below kMinCountShare of exits) not worth doing
   Pricing (*price)(const MatchedExits& m, const ExitProfile& p);
   std::vector<EvidenceItem> (*evidence)(const MatchedExits& m, const ExitProfile& p);
 };
 
 std::span<const Rule> AdviseRules();
+
+// A pattern that makes this share of all exits is worth naming even when each exit is cheap (exit time
+// is dominated by halted vCPUs, so frequent cheap exits would never reach a time threshold).
+inline constexpr double kMinCountShare = 0.05;
 
 struct Advice {
   uint64_t exits = 0, exit_time_ns = 0, span_ns = 0;
@@ -87,6 +92,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols,
 uint64_t SumDurNs(const MatchedExits& m);
 std::string FormatNs(uint64_t ns);            // "1.23 ms", "850 ns"
 std::string FormatPercent(double fraction);   // "12.3 %"
+uint64_t MedianDurNs(const MatchedExits& m);
 // Splits a thread's matched exits into back-to-back bursts: an exit joins the burst when it starts
 // within gap_ns of the previous one's end and no other exit of that thread came between.
 std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, uint64_t gap_ns);
