@@ -167,7 +167,8 @@ std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& 
   ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
                   if (e.has_msr) return MsrName(e.msr);
                   if (e.exit_class == ExitClass::kApicWrite) return fmt::format("APIC {:#x}", ApicWriteOffset(e));
-                  return std::string("RDPMC");
+                  if (e.exit_class == ExitClass::kRdpmc) return std::string("RDPMC");
+                  return std::string("MSR index unknown (no kvm_msr events)");
                 })});
   return ev;
 }

@@ -65,6 +65,7 @@ int RunAdviseCommand(int argc, char** argv) {
   Advice advice = RunAdvisor(profile, symbols);
   std::string out = json ? RenderAdviceJson(advice, path) : RenderAdviceText(advice, path);
   std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
   const Diagnostics& diag = (*source)->diagnostics();
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(),
