@@ -16,7 +16,14 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   } else {
     out += "exits out to the VMM: unknown (no kvm_userspace_exit events; record -e kvm)\n";
   }
-  out += a.symbols + "\n";
+  out += "exits by kind:";
+  for (size_t i = 0; i < a.classes.size(); ++i) {
+    const auto& c = a.classes[i];
+    out += fmt::format("{} {} {} of exits / {} of time", i ? ";" : "", ExitClassName(c.exit_class),
+                       FormatPercent(a.exits ? double(c.exits) / a.exits : 0),
+                       FormatPercent(a.exit_time_ns ? double(c.time_ns) / a.exit_time_ns : 0));
+  }
+  out += "\n" + a.symbols + "\n";
   if (a.findings.empty()) out += "\nNo known exit-cost pattern found.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -52,6 +59,10 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
     j["vmm"] = nullptr;
   }
   j["symbols"] = a.symbols;
+  j["exit_classes"] = nlohmann::json::array();
+  for (const auto& c : a.classes) {
+    j["exit_classes"].push_back({{"class", ExitClassName(c.exit_class)}, {"exits", c.exits}, {"time_ns", c.time_ns}});
+  }
   j["findings"] = nlohmann::json::array();
   for (const Finding& f : a.findings) {
     nlohmann::json fj = {{"id", f.id},

@@ -108,6 +108,16 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
       a.vmm_time_ns += e.dur_ns;
     }
   }
+  std::map<ExitClass, Advice::ClassShare> classes;
+  for (const AdvisedExit& e : profile.exits) {
+    auto& c = classes[e.exit_class];
+    c.exit_class = e.exit_class;
+    ++c.exits;
+    c.time_ns += e.dur_ns;
+  }
+  for (const auto& [k, c] : classes) a.classes.push_back(c);
+  std::stable_sort(a.classes.begin(), a.classes.end(),
+                   [](const auto& x, const auto& y) { return x.exits > y.exits; });
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
   for (const Rule& r : rules) {
     MatchedExits m;
@@ -131,7 +141,9 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
     }
     Pricing pr = r.price(m, profile);
     if (!pr.flagged) {
-      a.not_flagged.push_back({std::string(r.id), pr.why_not});
+      a.not_flagged.push_back({std::string(r.id), fmt::format("{} of exits, {} of exit time; {}",
+                                                              FormatPercent(count_share), FormatPercent(t / total),
+                                                              pr.why_not)});
       continue;
     }
     Finding f;

@@ -80,6 +80,11 @@ struct Advice {
   uint64_t exits = 0, exit_time_ns = 0, span_ns = 0;
   uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
   bool vmm_known = false;                   // the trace had kvm_userspace_exit events
+  struct ClassShare {
+    ExitClass exit_class;
+    uint64_t exits = 0, time_ns = 0;
+  };
+  std::vector<ClassShare> classes;          // every exit class present, most exits first
   std::vector<Finding> findings;
   std::vector<NotFlagged> not_flagged;
   std::string symbols;                      // GuestSymbolizer::Describe()

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "model/kvm_event.h"
 
@@ -46,6 +47,12 @@ enum class ExitClass : uint8_t {
   kPageFault /* EPT violation / NPF */, kMmioFault /* EPT misconfig: KVM's MMIO fast path */, kExternalInterrupt, kPause, kApicWrite,
   kApicAccess, kRdpmc, kPreemptionTimer,
 };
+
+inline constexpr std::string_view kExitClassNames[] = {
+    "other", "HLT", "MSR read", "MSR write", "MSR", "CPUID", "port IO", "debug register",
+    "EPT violation/NPF", "MMIO (EPT misconfig)", "external interrupt", "PAUSE", "APIC write",
+    "APIC access", "RDPMC", "preemption timer"};
+inline std::string_view ExitClassName(ExitClass c) { return kExitClassNames[static_cast<int>(c)]; }
 
 inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {
