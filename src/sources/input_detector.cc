@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "decode/kvm_decoder.h"
+#include "decode/tracing_data.h"
 #include "sources/tracedat_reader.h"
 
 namespace exitscope {
@@ -40,7 +41,10 @@ Result<InputFormat> DetectInputFormat(const std::string& path) {
                      "the recorder wrote nothing; was it stopped before it flushed?");
   }
   std::span<const uint8_t> bytes(head, n);
-  if (LooksLikeTraceDat(bytes)) return InputFormat::kTraceDat;
+  // A file cut inside the magic itself still goes to the trace.dat reader, which names the cut.
+  if (LooksLikeTraceDat(bytes) || (n < kTracingMagicSize && std::memcmp(head, kTracingMagic, n) == 0)) {
+    return InputFormat::kTraceDat;
+  }
   if (n >= 8 && std::memcmp(head, kPerfMagic, 8) == 0) return InputFormat::kPerfData;
   // Printable start: one of the text dialects (trace-cmd report, perf script, tracefs trace).
   bool text = true;
