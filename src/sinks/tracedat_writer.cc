@@ -196,11 +196,6 @@ Result<std::unique_ptr<TraceDatWriter>> TraceDatWriter::Create(const std::string
     w->printk_off_ = w->offset_;
     if (Status s = w->WriteSection(kOptPrintk, "printk", body); !s) return s.error();
   }
-  body.clear();
-  Put64(body, m.cmdlines.size());
-  body += m.cmdlines;
-  w->cmdlines_off_ = w->offset_;
-  if (Status s = w->WriteSection(kOptCmdlines, "command lines", body); !s) return s.error();
   return w;
 }
 
@@ -238,6 +233,12 @@ Status TraceDatWriter::Finish(const std::vector<std::string>& cpu_stats) {
     if (Status s = FlushChunk(*spool); !s) return s;
   }
   const TraceDatMeta& m = meta_;
+  // Command lines last among the metadata: a live recording learns thread names while it runs.
+  std::string body;
+  Put64(body, m.cmdlines.size());
+  body += m.cmdlines;
+  cmdlines_off_ = offset_;
+  if (Status s = WriteSection(kOptCmdlines, "command lines", body); !s) return s;
   // Options section 1: where the metadata sections are, plus host facts.
   uint64_t options1_off = offset_;
   std::string opts;

@@ -52,6 +52,8 @@ class TraceDatWriter {
   // Writes the options (with one CPUSTAT text per CPU, may be empty), the flyrecord data and the
   // string table; the file is complete and closed afterwards.
   Status Finish(const std::vector<std::string>& cpu_stats);
+  // Replaces the saved command lines (written at Finish).
+  void set_cmdlines(std::string cmdlines) { meta_.cmdlines = std::move(cmdlines); }
   uint64_t pages_written() const { return pages_written_; }
   uint64_t bytes_uncompressed() const { return pages_written_ * meta_.page_size; }
 
