@@ -25,5 +25,6 @@ void InstallStopHandlers() {
 
 bool StopRequested() { return g_stop_signal != 0; }
 int StopSignal() { return g_stop_signal; }
+void ClearStopRequest() { g_stop_signal = 0; }
 
 }  // namespace exitscope
