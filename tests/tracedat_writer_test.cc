@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sinks/tracedat_writer.h"
+#include "sources/event_source.h"
 
 namespace exitscope {
 namespace {
@@ -223,6 +224,20 @@ TEST_F(TraceDatWriterTest, RewrittenRealPagesReportIdenticallyWithTraceCmd) {
   EXPECT_EQ(back.cpu_pages, x.cpu_pages);
   EXPECT_EQ(back.meta.uname, x.meta.uname);
   EXPECT_EQ(back.cpustats, x.cpustats);
+  // And the project's own reader (what `exitscope report` uses) sees every event of the original.
+  auto count = [](const std::string& path) {
+    auto src = OpenKvmEventSource(path);
+    EXPECT_TRUE(src.ok()) << path;
+    uint64_t n = 0;
+    KvmEvent e;
+    if (src.ok()) {
+      while ((*src)->Next(&e, nullptr)) ++n;
+    }
+    return n;
+  };
+  uint64_t original = count(kTrace);
+  EXPECT_GT(original, 10000u);
+  EXPECT_EQ(count(out_), original);
 }
 
 TEST_F(TraceDatWriterTest, CpuWithoutPagesAndNoKallsymsStillReads) {
