@@ -79,7 +79,7 @@ int RunTopCommand(int argc, char** argv) {
       continue;
     }
     last = now;
-    if (auto n = (*reader)->Poll(0, sink); !n.ok()) return PrintError(n.error());
+    if (auto n = (*reader)->Drain(sink); !n.ok()) return PrintError(n.error());
     (*decoder)->Flush([&](const KvmEvent& e) { pairer.OnEvent(e); },
                       [&](const LostEvents& l) { pairer.OnLost(l); });
     (*reader)->UpdateStats();

@@ -16,7 +16,7 @@ namespace exitscope {
 namespace {
 
 // How long the loop waits for the ring buffer before draining anyway and checking the clock.
-constexpr int kPollTimeoutMs = 200;
+constexpr int kPollTimeoutMs = 50;
 
 double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
 

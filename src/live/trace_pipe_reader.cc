@@ -84,10 +84,10 @@ Result<std::unique_ptr<TracePipeReader>> TracePipeReader::Open(const TracefsInst
   return r;
 }
 
-Result<uint64_t> TracePipeReader::ReadReady(const Sink& sink) {
+Result<uint64_t> TracePipeReader::ReadReady(const Sink& sink, const std::vector<bool>* only) {
   uint64_t pages = 0;
   for (size_t cpu = 0; cpu < fds_.size(); ++cpu) {
-    if (fds_[cpu] < 0) continue;
+    if (fds_[cpu] < 0 || (only && !(*only)[cpu])) continue;
     for (;;) {
       ssize_t n = ::read(fds_[cpu], page_.data(), page_.size());
       if (n < 0 && errno == EINTR) continue;
@@ -125,8 +125,14 @@ Result<uint64_t> TracePipeReader::Poll(int timeout_ms, const Sink& sink) {
     return MakeError(kExitIoErr, "live.poll", std::string("poll on the ring buffer: ") +
                                                   std::strerror(errno));
   }
-  // Whether woken or timed out, drain what is there: a slow CPU's half page still gets out.
-  return ReadReady(sink);
+  // Only CPUs the kernel marked ready (buffer_percent full): reading a busy CPU's half page each
+  // time would store mostly-empty pages. Partial pages go out at Drain (the end, or top's tick).
+  std::vector<bool> ready(fds_.size(), false);
+  size_t k = 0;
+  for (size_t cpu = 0; cpu < fds_.size(); ++cpu) {
+    if (fds_[cpu] >= 0) ready[cpu] = r > 0 && (pfds[k++].revents & POLLIN);
+  }
+  return ReadReady(sink, &ready);
 }
 
 void TracePipeReader::UpdateStats() {

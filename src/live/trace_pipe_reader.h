@@ -49,9 +49,10 @@ class TracePipeReader {
   ~TracePipeReader();
   static Result<std::unique_ptr<TracePipeReader>> Open(const TracefsInstance& instance);
   // Waits up to timeout_ms for a CPU's buffer to fill (the kernel wakes readers at buffer_percent),
-  // then hands every page that is ready to `sink`. A signal ends the wait early. Returns pages read.
+  // then hands the ready CPUs' pages to `sink`. A signal ends the wait early. Returns pages read.
   Result<uint64_t> Poll(int timeout_ms, const Sink& sink);
-  // After tracing_on=0: reads everything left, partial pages included.
+  // Reads everything there is on every CPU, partial pages included (after tracing_on=0, or at a
+  // `top` refresh).
   Result<uint64_t> Drain(const Sink& sink) { return ReadReady(sink); }
   // Re-reads the stats files into the loss figures; call after Drain.
   void UpdateStats();
@@ -61,7 +62,7 @@ class TracePipeReader {
 
  private:
   TracePipeReader() = default;
-  Result<uint64_t> ReadReady(const Sink& sink);
+  Result<uint64_t> ReadReady(const Sink& sink, const std::vector<bool>* only = nullptr);
 
   const TracefsInstance* instance_ = nullptr;
   std::vector<int> fds_;

@@ -115,6 +115,9 @@ Result<std::unique_ptr<TracefsInstance>> TracefsInstance::Create(const std::stri
   }
   // A new instance starts with tracing on: off until the caller has enabled what it needs.
   if (Status s = inst->SetTracingOn(false); !s) return s.error();
+  // Never trace ourselves: our reads would feed syscall/sched events back into the buffer
+  // (set_event_notrace_pid, 5.8+; older kernels lack it and we do without).
+  (void)inst->Write("set_event_notrace_pid", std::to_string(::getpid()));
   if (buffer_size_kb) {
     if (Status s = inst->Write("buffer_size_kb", std::to_string(buffer_size_kb)); !s) return s.error();
   }
