@@ -46,7 +46,7 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
 }
 
 std::string RenderAdviceJson(const Advice& a, const std::string& source) {
-  nlohmann::json j;
+  nlohmann::ordered_json j;
   j["schema_version"] = kAdviseJsonSchemaVersion;
   j["kind"] = "exitscope.advise";
   j["source"] = source;
@@ -59,13 +59,13 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
     j["vmm"] = nullptr;
   }
   j["symbols"] = a.symbols;
-  j["exit_classes"] = nlohmann::json::array();
+  j["exit_classes"] = nlohmann::ordered_json::array();
   for (const auto& c : a.classes) {
     j["exit_classes"].push_back({{"class", ExitClassName(c.exit_class)}, {"exits", c.exits}, {"time_ns", c.time_ns}});
   }
-  j["findings"] = nlohmann::json::array();
+  j["findings"] = nlohmann::ordered_json::array();
   for (const Finding& f : a.findings) {
-    nlohmann::json fj = {{"id", f.id},
+    nlohmann::ordered_json fj = {{"id", f.id},
                          {"title", f.title},
                          {"exits", f.exits},
                          {"time_ns", f.time_ns},
@@ -76,9 +76,9 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
                          {"saving_how", f.pricing.how},
                          {"confidence", ConfidenceName(f.pricing.confidence)},
                          {"fix", f.fix}};
-    fj["evidence"] = nlohmann::json::object();
+    fj["evidence"] = nlohmann::ordered_json::object();
     for (const auto& e : f.evidence) fj["evidence"][e.name] = e.value;
-    fj["rips"] = nlohmann::json::array();
+    fj["rips"] = nlohmann::ordered_json::array();
     for (const auto& r : f.rips) {
       fj["rips"].push_back({{"rip", fmt::format("{:#x}", r.rip)},
                             {"symbol", r.symbol},
@@ -88,7 +88,7 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
     }
     j["findings"].push_back(std::move(fj));
   }
-  j["not_flagged"] = nlohmann::json::array();
+  j["not_flagged"] = nlohmann::ordered_json::array();
   for (const auto& nf : a.not_flagged) j["not_flagged"].push_back({{"id", nf.id}, {"reason", nf.reason}});
   return j.dump(2) + "\n";
 }

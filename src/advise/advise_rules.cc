@@ -314,9 +314,7 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
 std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
   ev.push_back({"addresses", TopBy(m, DoorbellKey)});
-  std::vector<uint64_t> vmm;
-  for (const AdvisedExit* e : m) vmm.push_back(e->userspace_ns);
-  ev.push_back({"median time in the VMM", FormatNs(MedianNs(vmm))});
+  ev.push_back({"median round trip through the VMM", FormatNs(MedianDurNs(m))});
   ev.push_back({"median in-kernel exit", FormatNs(CheapExitNs(p))});
   return ev;
 }

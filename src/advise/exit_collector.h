@@ -1,17 +1,20 @@
 // The advisor's input: each VM exit with its handling time and what KVM did while handling it (MSR
 // index, port, MMIO address, a trip to the VMM, a page fault). Rules read only this, so they can be
 // unit-tested on synthetic exits and fed from any source.
-// In: KvmEvents in time order (any reader). Out: AdvisedExits in exit-time order plus totals.
+// In: KvmEvents in time order (any reader), paired by analysis/exit_pairer (the same ExitSamples and
+// diagnostics as `report`). Out: AdvisedExits in exit-time order plus totals.
 // Assumption: kvm_exit … kvm_entry on one host thread bracket one exit; the kvm events between them on
-// that thread (kvm_msr, kvm_pio, kvm_mmio, kvm_userspace_exit, kvm_page_fault) belong to it.
+// that thread (kvm_msr, kvm_pio, kvm_mmio, kvm_userspace_exit, kvm_page_fault, kvm_apic) belong to it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "advise/exit_reason_codes.h"
+#include "analysis/exit_pairer.h"
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
 #include "model/trace_meta.h"
@@ -39,7 +42,6 @@ struct AdvisedExit {
   uint64_t gpa = 0;
   bool userspace = false;      // kvm_userspace_exit: KVM_RUN returned to the VMM
   uint32_t userspace_reason = 0;
-  uint64_t userspace_ns = 0;   // kvm_userspace_exit → kvm_entry: time in the VMM and back
   bool page_fault = false;
   uint64_t fault_addr = 0;
   bool has_apic = false, apic_write = false;
@@ -57,22 +59,23 @@ struct ExitProfile {
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
 };
 
-class ExitCollector {
+class ExitCollector : public ExitSampleSink {
  public:
-  ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics) : meta_(meta), diag_(diagnostics) {}
+  ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
+      : meta_(meta), pairer_(*meta, diagnostics, this) {}
   void Add(const KvmEvent& e);
-  void Lost(const LostEvents& lost);
+  void Lost(const LostEvents& lost) { pairer_.OnLost(lost); }
   ExitProfile Finish();
+  void OnExitSample(const ExitSample& s) override;
 
  private:
-  struct Open {
-    AdvisedExit exit;
-    bool open = false;
-    uint64_t userspace_ts_ns = 0;
+  struct ApicAccess {  // kvm_apic is not one of the pairer's details; kept per thread here
+    bool seen = false, write = false;
+    uint32_t reg = 0;
   };
   const TraceMeta* meta_;
-  Diagnostics* diag_;
-  std::map<int32_t, Open> open_;  // by host thread
+  ExitPairer pairer_;
+  std::unordered_map<int32_t, ApicAccess> apic_;
   ExitProfile profile_;
 };
 
