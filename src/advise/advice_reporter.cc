@@ -34,7 +34,9 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
     for (const auto& e : f.evidence) out += fmt::format("   {}: {}\n", e.name, e.value);
     out += fmt::format("   saving: {}\n", f.pricing.how);
     for (const auto& r : f.rips) {
-      out += fmt::format("   rip {:#x} {} [{}] ×{} ({})\n", r.rip, r.symbol, r.space, r.exits, FormatNs(r.time_ns));
+      std::string hex = fmt::format("{:#x}", r.rip);
+      out += fmt::format("   rip {}{} [{}] ×{} ({})\n", hex, r.symbol == hex ? "" : " " + r.symbol, r.space, r.exits,
+                         FormatNs(r.time_ns));
     }
     out += fmt::format("   fix: {}\n", f.fix);
   }

@@ -250,7 +250,17 @@ std::vector<EvidenceItem> EvidenceFault(const MatchedExits& m, const ExitProfile
 }
 
 // ---- HLT --------------------------------------------------------------------------------------------------
-bool MatchHlt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt; }
+bool MatchHlt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && !e.userspace; }
+// HLT that KVM hands to the VMM (KVM_EXIT_HLT): there is no in-kernel local APIC to wait on.
+bool MatchVmmHalt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && e.userspace; }
+Pricing PriceVmmHalt(const MatchedExits& m, const ExitProfile& p) {
+  Pricing pr;
+  uint64_t cheap = CheapExitNs(p);
+  for (const AdvisedExit* e : m) pr.saving_ns += e->dur_ns > cheap ? e->dur_ns - cheap : 0;
+  pr.how = fmt::format("each halt's VMM round trip minus an in-kernel exit ({})", FormatNs(cheap));
+  pr.confidence = Confidence::kHigh;
+  return pr;
+}
 Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
   uint64_t shorts = 0;
@@ -394,9 +404,10 @@ const Rule kRules[] = {
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
      MatchIpi, kMinExits, kMinShare, PriceIpi, EvidenceIpi},
     {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
-     "Keep the host's VMX preemption timer on (kvm_intel.preemption_timer=1) so deadline writes take the "
-     "fast path, and reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer "
-     "high-rate hrtimers).",
+     "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
+     "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
+     "…,+tsc-deadline), whose writes KVM takes on its fast path with the VMX preemption timer "
+     "(kvm_intel.preemption_timer=1).",
      MatchTimer, kMinExits, kMinShare, PriceAll, EvidenceMsr},
     {"apic-write", "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
@@ -418,6 +429,10 @@ const Rule kRules[] = {
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
      "host halt_poll_ns avoids the schedule-out; both trade CPU time for wake-up latency.",
      MatchHlt, kMinExits, kMinShare, PriceHlt, EvidenceHlt},
+    {"vmm-halt", "HLT handled by the VMM (no in-kernel irqchip)",
+     "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
+     "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
+     MatchVmmHalt, kMinExits, kMinShare, PriceVmmHalt, CountTime},
     {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
