@@ -8,6 +8,7 @@
 #include "advise/advisor.h"
 #include "advise/exit_collector.h"
 #include "cli/command.h"
+#include "cli/rip_report.h"
 #include "symbols/guest_symbolizer.h"
 
 namespace exitscope {
@@ -26,28 +27,18 @@ int RunAdviseCommand(int argc, char** argv) {
   CLI::App app(kHelp, "exitscope advise");
   std::string path;
   bool json = false;
-  GuestSymbolOptions sym;
-  std::string slide_text;
+  GuestSymbolArgs sym_args;
   app.add_option("FILE", path, "trace to advise on")->required();
   app.add_flag("--json", json, "JSON output (schema_version 1)");
-  app.add_option("--guest-kallsyms", sym.kallsyms, "copy of the guest's /proc/kallsyms");
-  app.add_option("--guest-system-map", sym.system_map, "the guest kernel's System.map");
-  app.add_option("--guest-vmlinux", sym.vmlinux, "the guest kernel's vmlinux (ELF with symbols)");
-  app.add_option("--guest-kaslr-slide", slide_text, "guest KASLR slide (hex), instead of inferring it");
+  AddGuestSymbolOptions(app, &sym_args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (!slide_text.empty()) {
-    try {
-      sym.slide = static_cast<int64_t>(std::stoll(slide_text, nullptr, 16));
-    } catch (...) {
-      return PrintError(MakeError(kExitUsage, "advise.bad-slide", "--guest-kaslr-slide '" + slide_text +
-                                  "' is not a hex number", "e.g. --guest-kaslr-slide 0x1e600000"));
-    }
-  }
+  if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
+  const GuestSymbolOptions& sym = sym_args.options;
   auto source = OpenKvmEventSource(path);
   if (!source) return PrintError(source.error());
   ExitProfile profile = CollectExits(source->get());
