@@ -3,6 +3,7 @@
 // `perf report --stats`, `perf report --header-only`).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -76,6 +77,67 @@ TEST(PerfDataReader, RejectsNonPerfInput) {
   auto f = PerfDataFile::Open(kNested + "dual-5000/trace.dat", &diag);
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().tag, "perfdata.bad-magic");
+}
+
+}  // namespace
+}  // namespace exitscope
+
+namespace exitscope {
+namespace {
+
+// Pipe mode (`perf record -o -`): attrs, features and tracing data arrive as records in the stream.
+// Oracle: `perf script` of the same file, one line per sample, kept next to it.
+TEST(PerfDataReader, PipeModeMatchesPerfScript) {
+  const std::string dir = EXITSCOPE_TESTDATA_DIR;
+  Diagnostics diag;
+  auto f = PerfDataFile::Open(dir + "/sched-pipe.perf.data", &diag);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_TRUE((*f)->pipe_mode());
+  // Two tracepoints plus the dummy event perf adds for side-band records in system-wide mode.
+  int tracepoints = 0;
+  for (const auto& a : (*f)->attrs()) tracepoints += a.name.starts_with("sched:");
+  EXPECT_EQ(tracepoints, 2);
+  EXPECT_FALSE((*f)->tracing_data().empty());
+  // Expected: per event name and per (tid → comm), counted from perf script's text.
+  std::ifstream script(dir + "/sched-pipe.perf-script.txt");
+  std::map<std::string, uint64_t> want;
+  std::map<int32_t, std::string> want_comm;
+  for (std::string line; std::getline(script, line);) {
+    size_t br = line.find(" [");
+    size_t colon = line.find(": ", br);
+    size_t name_end = line.find(": ", colon + 2);
+    ASSERT_NE(name_end, std::string::npos) << line;
+    std::string name = line.substr(colon + 2, name_end - colon - 2);
+    name = name.substr(name.find_first_not_of(' '));
+    ++want[name];
+    std::string left = line.substr(0, br);
+    left = left.substr(0, left.find_last_not_of(' ') + 1);
+    size_t sp = left.find_last_of(' ');
+    std::string comm = left.substr(0, sp);
+    comm = comm.substr(comm.find_first_not_of(' '));
+    want_comm[std::stoi(left.substr(sp + 1))] = comm.substr(0, comm.find_last_not_of(' ') + 1);
+  }
+  std::map<uint16_t, std::string> names;
+  for (const auto& a : (*f)->attrs()) names[static_cast<uint16_t>(a.config)] = a.name;
+  PerfSampleStream stream(f->get(), &diag);
+  PerfTimedSample s;
+  std::map<std::string, uint64_t> got;
+  uint64_t prev_ts = 0;
+  while (stream.Next(&s, nullptr)) {
+    ++got[names[static_cast<uint16_t>(s.raw[0] | s.raw[1] << 8)]];
+    EXPECT_GE(s.ts_ns, prev_ts);
+    prev_ts = s.ts_ns;
+  }
+  EXPECT_EQ(got, want);
+  // Threads that perf names with a COMM record must carry the same name in TraceMeta.
+  int checked = 0;
+  for (const auto& [tid, comm] : want_comm) {
+    auto it = (*f)->meta().comm_by_tid.find(tid);
+    if (it == (*f)->meta().comm_by_tid.end() || tid == 0) continue;
+    EXPECT_EQ(it->second, comm) << "tid " << tid;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 }  // namespace

@@ -64,6 +64,8 @@ Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path
   f->ScanRecords();
   f->FinishAttrs();
   f->meta_.source_format = f->pipe_mode_ ? "perf.data (pipe mode)" : "perf.data";
+  // Without attr.use_clockid samples carry perf_clock() (local_clock on x86: per-CPU, not global).
+  if (f->meta_.clock.empty()) f->meta_.clock = "perf";
   return f;
 }
 

@@ -1,5 +1,7 @@
 #include "sources/text_reader.h"
 
+#include <charconv>
+
 #include "sources/text_kvm_parser.h"
 #include "sources/text_line_parser.h"
 #include "sources/text_line_reader.h"
@@ -52,7 +54,7 @@ class TextKvmSource : public KvmEventSource {
           continue;
         }
         if (IsHeaderLine(line)) {
-          if (line.find("# tracer:") != std::string_view::npos) kernel_trace_header_ = true;
+          NoteHeader(line);
           continue;
         }
         diagnostics_.Bump("text.unparsed_line", Severity::kError,
@@ -61,7 +63,7 @@ class TextKvmSource : public KvmEventSource {
       }
       NoteDialect(tl);
       if (!IsKvmEvent(tl)) {
-        diagnostics_.Bump("text.skipped_non_kvm", Severity::kInfo, "non-kvm events in the text (skipped)");
+        ++skipped_;
         continue;
       }
       *event = KvmEvent{};
@@ -71,6 +73,10 @@ class TextKvmSource : public KvmEventSource {
       if (!parser_.Parse(tl.event, tl.body, event)) {
         diagnostics_.Bump("text.bad_kvm_line", Severity::kError,
                           "kvm event lines whose text did not parse (skipped)");
+        continue;
+      }
+      if (event->kind == EventKind::kOther) {
+        ++skipped_;  // as the binary decoder does, so every form reports the same events
         continue;
       }
       if (tl.tid != last_tid_) {
@@ -89,6 +95,12 @@ class TextKvmSource : public KvmEventSource {
       if (meta_.isa_hint == Isa::kUnknown) meta_.isa_hint = parser_.isa();
       return true;
     }
+    if (skipped_) {
+      // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
+      diagnostics_.Bump("decode.skipped_events", Severity::kInfo,
+                        "records that are not modeled kvm events (other tracepoints)", skipped_);
+      skipped_ = 0;
+    }
     if (lines_->truncated() && !truncation_counted_) {
       truncation_counted_ = true;
       diagnostics_.Bump("text.truncated_gzip", Severity::kDataLoss,
@@ -98,6 +110,18 @@ class TextKvmSource : public KvmEventSource {
   }
 
  private:
+  // "cpus=2" (trace-cmd report), "#P:2" (kernel trace file header): the CPU count.
+  void NoteHeader(std::string_view line) {
+    if (line.find("# tracer:") != std::string_view::npos) kernel_trace_header_ = true;
+    size_t p = line.find("#P:");
+    size_t skip = 3;
+    if (p == std::string_view::npos && line.starts_with("cpus=")) p = 0, skip = 5;
+    if (p == std::string_view::npos) return;
+    int n = 0;
+    std::from_chars(line.data() + p + skip, line.data() + line.size(), n);
+    if (n > 0) meta_.cpu_count = n;
+  }
+
   void NoteDialect(const TextLine& tl) {
     TextDialect d = tl.dialect;
     if (d == TextDialect::kTraceCmd && kernel_trace_header_) d = TextDialect::kKernelTrace;
@@ -119,6 +143,7 @@ class TextKvmSource : public KvmEventSource {
   bool kernel_trace_header_ = false;
   bool truncation_counted_ = false;
   uint64_t line_no_ = 0;
+  uint64_t skipped_ = 0;
   uint64_t last_ts_ns_ = 0;
   int32_t last_tid_ = -1;
   LostEvents pending_lost_;
