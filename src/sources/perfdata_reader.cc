@@ -84,7 +84,7 @@ Status PerfDataFile::ParseFileHeader() {
   }
   if (magic != pd::kMagicLe) {
     return MakeError(kExitDataErr, "perfdata.bad-magic", "'" + path + "' is not a perf.data file (no PERFILE2 magic)",
-                     "pass --format to choose the reader");
+                     "omit --format (or use --format auto) to detect the input kind from its content");
   }
   uint64_t header_size = Ld64(bytes.data() + 8);
   if (header_size == pd::kPipeHeaderSize) {
