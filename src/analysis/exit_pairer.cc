@@ -23,12 +23,13 @@ ExitPairer::ThreadState& ExitPairer::State(int32_t tid) {
 }
 
 void ExitPairer::OnLost(const LostEvents& lost) {
+  // The lost events may include the entry of a thread that migrated onto lost.cpu, so every open
+  // exit is suspect, not only those of threads last seen there; open exits are at most one per vCPU.
   for (auto& [tid, t] : threads_) {
-    if (t.last_cpu != lost.cpu) continue;
     if (t.has_open) {
       t.has_open = false;
       diagnostics_->Bump(kPairDroppedByLoss, Severity::kDataLoss,
-                         "open exits dropped untimed: the source lost events on their CPU");
+                         "open exits dropped untimed: the source lost events while they were open");
     }
     // Whatever the loss swallowed, the thread's next entry may have no exit: do not count it twice.
     t.expect_orphan_entry = true;
@@ -54,7 +55,6 @@ void ExitPairer::OnEvent(const KvmEvent& e) {
 
 void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   ++counts_.exits;
-  t.last_cpu = e.cpu;
   if (t.has_open) {
     diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
                        "exit followed by another exit of the same thread: the entry between was lost; "
@@ -92,7 +92,6 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
 
 void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   ++counts_.entries;
-  t.last_cpu = e.cpu;
   bool first = !t.seen_entry;
   t.seen_entry = true;
   if (!t.has_open) {

@@ -3,7 +3,8 @@
 // In: KvmEvents in time order plus the source's lost-events markers. Out: one ExitSample per pair to a
 // sink, and named Diagnostics for everything that could not be paired (see kPair* below).
 // Assumptions: a vCPU thread runs one exit at a time, so per-thread state is one open exit; events
-// of one thread arrive in time order even when the thread migrates between CPUs.
+// of one thread arrive in time order even when the thread migrates between CPUs. A loss marker
+// drops every open exit (its entry may be among the lost events, on any CPU it migrated to).
 #pragma once
 
 #include <cstdint>
@@ -55,7 +56,6 @@ class ExitPairer {
     bool has_open = false;
     bool seen_entry = false;
     bool expect_orphan_entry = false;  // its exit was dropped (loss / before buffer start)
-    int32_t last_cpu = -1;
   };
   ThreadState& State(int32_t tid);
   void OnExit(const KvmEvent& e, ThreadState& t);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "decode/kvm_decoder.h"
+#include "decode/tracing_data.h"
 #include "sources/perfdata_source.h"
 #include "sources/text_line_reader.h"
 #include "sources/text_reader.h"
@@ -43,7 +44,10 @@ Result<InputFormat> DetectInputFormat(const std::string& path) {
                      "the recorder wrote nothing; was it stopped before it flushed?");
   }
   std::span<const uint8_t> bytes(head, n);
-  if (LooksLikeTraceDat(bytes)) return InputFormat::kTraceDat;
+  // A file cut inside the magic itself still goes to the trace.dat reader, which names the cut.
+  if (LooksLikeTraceDat(bytes) || (n < kTracingMagicSize && std::memcmp(head, kTracingMagic, n) == 0)) {
+    return InputFormat::kTraceDat;
+  }
   if (n >= 8 && std::memcmp(head, kPerfMagic, 8) == 0) return InputFormat::kPerfData;
   // gzip: trace text compressed (trace-cmd report | gzip); the text reader inflates it.
   if (LooksGzip(head, n)) return InputFormat::kText;

@@ -89,6 +89,7 @@ inline bool PageWalker::Next(PageRecord* out) {
       out->payload = {body, len};
       return true;
     }
+    if (type_len == kTypePadding && delta == 0) { p_ = end_; return false; }  // null event: page ends
     if (avail < 4) break;
     uint32_t word = static_cast<uint32_t>(LoadLe(body, 4));
     switch (type_len) {
@@ -103,7 +104,6 @@ inline bool PageWalker::Next(PageRecord* out) {
         return true;
       }
       case kTypePadding:
-        if (delta == 0) { p_ = end_; return false; }  // null event: the rest of the page is empty
         // A discarded record; its delta still counts (the writer's stamp moved past it).
         ts_ += delta;
         if (word > avail) { ++stats_->truncated_pages; p_ = end_; return false; }

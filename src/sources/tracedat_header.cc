@@ -27,7 +27,7 @@ class HeaderParser {
  private:
   Error Truncated(std::string_view what) const {
     return MakeError(kExitDataErr, "tracedat.truncated",
-                     "'" + path_ + "' ends inside its " + std::string(what),
+                     "'" + path_ + "' ends inside " + std::string(what),
                      "the file was cut short (recorder killed, disk full, partial copy); re-record or "
                      "copy it again");
   }
@@ -133,7 +133,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       std::string_view clock = r.CString();
       uint32_t page_size = r.U32();
       uint32_t count = r.U32();
-      if (!r.ok()) return Truncated("BUFFER option");
+      if (!r.ok()) return Truncated("its BUFFER option");
       if (have_buffer_ || !name.empty()) {
         diag_->Bump("tracedat.instance_skipped", Severity::kInfo,
                     "extra tracing instances (trace-cmd -B) not read; only the top instance is");
@@ -148,7 +148,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
         c.cpu = static_cast<int32_t>(r.U32());
         c.offset = r.U64();
         c.size = r.U64();
-        if (!r.ok()) return Truncated("BUFFER option's CPU list");
+        if (!r.ok()) return Truncated("its BUFFER option's CPU list");
         layout_.cpus.push_back(c);
       }
       break;
@@ -171,11 +171,11 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
 Status HeaderParser::ParseOptions(ByteReader* r, uint64_t* next_options) {
   while (true) {
     uint16_t id = r->U16();
-    if (!r->ok()) return Truncated("options");
+    if (!r->ok()) return Truncated("its options");
     if (id == kOptDone && layout_.version < 7) return Status::Ok();
     uint32_t size = r->U32();
     std::span<const uint8_t> data = r->Bytes(size);
-    if (!r->ok()) return Truncated("options");
+    if (!r->ok()) return Truncated("its options");
     if (id == kOptDone) {  // v7: DONE carries the offset of the next options section
       ByteReader d(data);
       *next_options = d.U64();
@@ -251,12 +251,12 @@ Status HeaderParser::ParseV6(ByteReader* r) {
   r->Seek(info.consumed);
   uint32_t cpus = r->U32();
   std::string_view marker = r->Text(10);
-  if (!r->ok()) return Truncated("header (CPU count)");
+  if (!r->ok()) return Truncated("its header (CPU count)");
   if (marker == kV6Options) {
     uint64_t unused = 0;
     if (Status s = ParseOptions(r, &unused); !s.ok()) return s;
     marker = r->Text(10);
-    if (!r->ok()) return Truncated("header (after options)");
+    if (!r->ok()) return Truncated("its header (after options)");
   }
   if (marker == kV6Latency) {
     diag_->Bump("tracedat.latency_buffer_skipped", Severity::kInfo,
@@ -269,7 +269,7 @@ Status HeaderParser::ParseV6(ByteReader* r) {
     c.cpu = static_cast<int32_t>(i);
     c.offset = r->U64();
     c.size = r->U64();
-    if (!r->ok()) return Truncated("flyrecord CPU table");
+    if (!r->ok()) return Truncated("its flyrecord CPU table");
     layout_.cpus.push_back(c);
   }
   if (meta_->cpu_count == 0) meta_->cpu_count = static_cast<int>(cpus);
@@ -280,7 +280,7 @@ Status HeaderParser::ParseV7(ByteReader* r) {
   std::string_view codec_name = r->CString();
   std::string_view codec_version = r->CString();
   uint64_t options = r->U64();
-  if (!r->ok()) return Truncated("header (compression, options offset)");
+  if (!r->ok()) return Truncated("its header (compression, options offset)");
   layout_.codec = CodecFromName(codec_name);
   if (layout_.codec == Codec::kUnknown) {
     return MakeError(kExitDataErr, "tracedat.unknown-compression",
@@ -304,7 +304,7 @@ Status HeaderParser::ParseV7(ByteReader* r) {
     ByteReader h(file_);
     h.Seek(buffer_section_ + 2);
     uint16_t flags = h.U16();
-    if (!h.ok()) return Truncated("flyrecord section header");
+    if (!h.ok()) return Truncated("its flyrecord section header");
     layout_.data_compressed = (flags & kSectionCompressed) != 0;
   }
   return Status::Ok();
@@ -326,7 +326,7 @@ Result<TraceDatLayout> HeaderParser::Parse() {
   uint8_t big_endian = static_cast<uint8_t>(r.U(1));
   layout_.long_size = static_cast<uint32_t>(r.U(1));
   layout_.page_size = r.U32();
-  if (!r.ok()) return Truncated("initial header");
+  if (!r.ok()) return Truncated("its initial header");
   if (version == "6") layout_.version = 6;
   else if (version == "7") layout_.version = 7;
   else {
