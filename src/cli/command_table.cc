@@ -9,6 +9,7 @@ std::span<const Command> Commands() {
       {"report", "per-exit-reason statistics of a trace (time, percentiles, per VM / vCPU)",
        RunReportCommand},
       {"dump", "every event with all its fields, in time order", RunDumpCommand},
+      {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
   };
   return kCommands;
 }
