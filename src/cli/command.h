@@ -24,6 +24,8 @@ int PrintError(const Error& error);
 // Entry points, one per subcommand file.
 int RunReportCommand(int argc, char** argv);
 int RunDumpCommand(int argc, char** argv);
+int RunRecordCommand(int argc, char** argv);
+int RunTopCommand(int argc, char** argv);
 int RunBenchCommand(int argc, char** argv);
 
 }  // namespace exitscope

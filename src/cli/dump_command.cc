@@ -1,10 +1,133 @@
-// Placeholder until the dump pipeline lands (issue 2); kept so the skeleton builds.
+// `exitscope dump`: every record of a trace, all fields decoded by name from the trace's own
+// formats, in time order across CPUs. The ground truth view: check any report number against it.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+
 #include "cli/command.h"
+#include "decode/field_text.h"
+#include "sources/input_detector.h"
 
 namespace exitscope {
+namespace {
+
+constexpr char kDumpHelp[] =
+    "Print every event of a trace, one per line, in time order across CPUs:\n"
+    "  <seconds> <cpu> <pid> <comm> <event>: <field>=<value> …\n"
+    "Fields come from the trace's own event formats (all events, not only kvm), so what you see is\n"
+    "what the kernel recorded. 8-byte unsigned values print in hex, others in decimal.\n"
+    "Lost events (ring-buffer overruns) appear as '# lost' lines where they happened.\n\n"
+    "Examples:\n"
+    "  exitscope dump trace.dat --event kvm_exit --limit 20\n"
+    "  exitscope dump trace.dat --json | jq 'select(.event==\"kvm_msr\")'\n"
+    "  exitscope dump trace.dat --ns --event kvm:kvm_entry --event kvm:kvm_exit";
+
+struct DumpOptions {
+  std::string path;
+  uint64_t limit = 0;
+  std::vector<std::string> events;
+  bool json = false;
+  bool ns = false;
+};
+
+std::string FormatTs(uint64_t ts_ns, bool ns) {
+  if (ns) return fmt::format("{}.{:09}", ts_ns / 1000000000, ts_ns % 1000000000);
+  return fmt::format("{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
+}
+
+int Dump(const DumpOptions& opt) {
+  auto opened = OpenRawEventSource(opt.path);
+  if (!opened.ok()) return PrintError(opened.error());
+  RawEventSource& src = *opened.value();
+  const FormatRegistry& formats = src.formats();
+  const TraceMeta& meta = src.meta();
+
+  // Resolve --event names to type ids once; "name" or "system:name".
+  std::set<uint16_t> wanted;
+  for (const std::string& e : opt.events) {
+    size_t colon = e.find(':');
+    std::string_view sys = colon == std::string::npos ? std::string_view() : std::string_view(e).substr(0, colon);
+    std::string_view name = colon == std::string::npos ? std::string_view(e) : std::string_view(e).substr(colon + 1);
+    bool found = false;
+    for (const auto& f : formats.all()) {
+      if (f->name == name && (sys.empty() || f->system == sys)) { wanted.insert(f->id); found = true; }
+    }
+    if (!found) {
+      return PrintError(MakeError(kExitUsage, "dump.unknown-event", "the trace has no event named '" + e + "'",
+                                  "event names are as in tracefs, e.g. kvm_exit or kvm:kvm_exit"));
+    }
+  }
+
+  std::string line;
+  RawEvent ev;
+  LostEvents lost;
+  uint64_t printed = 0;
+  while (src.Next(&ev, &lost)) {
+    if (lost.cpu >= 0) {
+      if (opt.json) {
+        line = nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {"ts_ns", lost.ts_ns}}.dump() + "\n";
+      } else {
+        line = fmt::format("# lost {} events on cpu {} before {}\n",
+                           lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
+                           FormatTs(lost.ts_ns, opt.ns));
+      }
+      std::fwrite(line.data(), 1, line.size(), stdout);
+    }
+    if (!wanted.empty() && !wanted.count(ev.type_id)) continue;
+    const EventFormat* fmt = formats.ById(ev.type_id);
+    auto comm_it = meta.comm_by_tid.find(ev.tid);
+    std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
+                                                              : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
+    std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
+    if (opt.json) {
+      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
+      if (fmt) {
+        j["system"] = fmt->system;
+        nlohmann::json fields = nlohmann::json::object();
+        AppendFieldsJson(*fmt, ev.payload, &fields);
+        j["fields"] = std::move(fields);
+      }
+      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      line.push_back('\n');
+    } else {
+      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns), ev.cpu, ev.tid, comm, name);
+      if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
+      line.push_back('\n');
+    }
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    if (opt.limit && ++printed >= opt.limit) break;
+  }
+  std::fflush(stdout);
+  const Diagnostics& diag = src.diagnostics();
+  for (const auto& c : diag.NonZero()) {
+    std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),
+                 static_cast<unsigned long long>(c.count), c.description.c_str());
+  }
+  return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+}
+
+}  // namespace
 
 int RunDumpCommand(int argc, char** argv) {
-  return PrintError(MakeError(kExitUnavailable, "cli.not-built", "'dump' is not built yet"));
+  CLI::App app{kDumpHelp, "exitscope dump"};
+  DumpOptions opt;
+  app.add_option("FILE", opt.path, "trace.dat written by `trace-cmd record`")->required();
+  app.add_option("--limit,-n", opt.limit, "stop after N events (0 = all)");
+  app.add_option("--event,-e", opt.events, "only events with this name (repeatable; kvm_exit or kvm:kvm_exit)");
+  app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
+  app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return Dump(opt);
 }
 
 }  // namespace exitscope

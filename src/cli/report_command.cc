@@ -1,10 +1,111 @@
-// Placeholder until the report pipeline lands (issue 2); kept so the skeleton builds.
+// `exitscope report FILE`: per-exit-reason statistics of a kvm trace, grouped and filtered, as text
+// or JSON. Exit status: 0 clean, 65 when the result is partial (data-loss/error diagnostics), other
+// sysexits codes for operational failures (see model/result.h).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <unistd.h>
+
+#include "analysis/report_pipeline.h"
 #include "cli/command.h"
+#include "decode/exit_reasons.h"
+#include "report/json_reporter.h"
+#include "report/text_reporter.h"
 
 namespace exitscope {
+namespace {
+
+constexpr const char* kReportHelp = R"(Per exit reason: how many VM exits, how much host time they took, and how that
+time is distributed (min / mean / p50 / p90 / p99 / p99.9 / max). An exit's time runs
+from kvm_exit to the next kvm_entry of the same vCPU thread (as `perf kvm stat`).
+
+Record a trace first, while the guest does what you want to measure:
+  trace-cmd record -e kvm -- sleep 10        # -> trace.dat
+  perf record -e 'kvm:*' -a -- sleep 10      # -> perf.data
+
+Examples:
+  exitscope report trace.dat                        # table per exit reason
+  exitscope report --by vcpu trace.dat              # one table per vCPU thread
+  exitscope report --by vm --top 5 trace.dat        # top 5 reasons of each VM (host process)
+  exitscope report --reason EPT_VIOLATION trace.dat # only one reason (any spelling: npf, EXIT_NPF)
+  exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
+  exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
+
+Detail breakdowns (MSR index, I/O port, MMIO GPA, CR, hypercall, KVM_EXIT_* of exits that
+went to the VMM) appear when the trace holds kvm_msr / kvm_pio / kvm_mmio / kvm_cr /
+kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all).
+
+Exit status: 0 clean; 65 the trace lost events (the report is printed, marked PARTIAL).)";
+
+void PrintProgress(uint64_t done, uint64_t total) {
+  if (total == 0) return;
+  std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total));
+  std::fflush(stderr);
+}
+
+}  // namespace
 
 int RunReportCommand(int argc, char** argv) {
-  return PrintError(MakeError(kExitUnavailable, "cli.not-built", "'report' is not built yet"));
+  CLI::App app{"exitscope report: where VMs lose time to exits, per exit reason", "exitscope report"};
+  app.footer(kReportHelp);
+  std::string path, by = "reason", input_format = "auto";
+  ReportOptions options;
+  bool json = false, no_details = false;
+  double from_s = -1, to_s = -1;
+  int pid = -1, vcpu = -1;
+  std::string reason;
+  app.add_option("FILE", path, "trace.dat, perf.data or trace text")->required();
+  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu")
+      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu"}));
+  app.add_option("--pid", pid, "only this VM (host pid) or vCPU thread (tid)");
+  app.add_option("--vcpu", vcpu, "only this vCPU index");
+  app.add_option("--reason", reason, "only this exit reason (HLT, EPT_VIOLATION, npf, EXIT_IOIO …)");
+  app.add_option("--from", from_s, "start of the time window, seconds from the first event");
+  app.add_option("--to", to_s, "end of the time window, seconds from the first event");
+  app.add_option("--top", options.top, "show only the N reasons with most exits per group");
+  app.add_flag("--json", json, "one JSON object (schema_version 1) instead of tables");
+  app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
+  app.add_option("--input-format", input_format, "auto (default), tracedat, perf, text")
+      ->check(CLI::IsMember({"auto", "tracedat", "perf", "text"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+  (void)no_details;
+  options.by = by == "vm" ? GroupBy::kVm : by == "vcpu" ? GroupBy::kVcpu : by == "cpu" ? GroupBy::kCpu
+                                                                           : GroupBy::kReason;
+  if (pid >= 0) options.pid = pid;
+  if (vcpu >= 0) options.vcpu = vcpu;
+  if (from_s >= 0) options.from_s = from_s;
+  if (to_s >= 0) options.to_s = to_s;
+  if (!reason.empty()) {
+    if (!ExitReasonFromName(Isa::kVmx, reason) && !ExitReasonFromName(Isa::kSvm, reason)) {
+      return PrintError(MakeError(kExitUsage, "report.unknown-reason",
+                                  "'" + reason + "' is not an exit reason name",
+                                  "use a name as `exitscope report` prints it, e.g. HLT, EPT_VIOLATION, "
+                                  "npf, io, msr (or UNKNOWN(0x…))"));
+    }
+    options.reason = reason;
+  }
+  InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
+                    : input_format == "perf"   ? InputFormat::kPerfData
+                    : input_format == "text"   ? InputFormat::kText
+                                               : InputFormat::kAuto;
+  auto source = OpenKvmEventSource(path, fmt);
+  if (!source.ok()) return PrintError(source.error());
+
+  bool tty = isatty(fileno(stderr));
+  ProgressFn progress;
+  if (tty) progress = PrintProgress;
+  Report report = BuildReport(**source, options, progress);
+  if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
+
+  std::string out = json ? RenderJsonReport(report)
+                         : RenderTextReport(report, TextReportOptions{options.details});
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  return report.partial ? kExitDataErr : kExitOk;
 }
 
 }  // namespace exitscope

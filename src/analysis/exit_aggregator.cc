@@ -1,0 +1,300 @@
+#include "analysis/exit_aggregator.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "decode/exit_reasons.h"
+#include "decode/msr_names.h"
+
+namespace exitscope {
+namespace {
+
+constexpr uint64_t kOtherKey = UINT64_MAX;  // detail row summing keys past the per-kind cap
+
+DurationStats StatsOf(const LogHistogram& h) {
+  DurationStats d;
+  d.count = h.count();
+  d.total_ns = h.sum();
+  d.min_ns = h.min();
+  d.max_ns = h.max();
+  d.mean_ns = h.mean();
+  d.p50_ns = h.Percentile(0.50);
+  d.p90_ns = h.Percentile(0.90);
+  d.p99_ns = h.Percentile(0.99);
+  d.p999_ns = h.Percentile(0.999);
+  return d;
+}
+
+bool Broken(EventKind k) {
+  switch (k) {
+    case EventKind::kMsr:
+    case EventKind::kPio:
+    case EventKind::kMmio:
+    case EventKind::kFastMmio:
+    case EventKind::kCr:
+    case EventKind::kHypercall:
+    case EventKind::kUserspaceExit: return true;
+    default: return false;
+  }
+}
+
+std::string_view DetailKindName(EventKind k) {
+  switch (k) {
+    case EventKind::kMsr: return "msr";
+    case EventKind::kPio: return "pio";
+    case EventKind::kMmio: return "mmio";
+    case EventKind::kFastMmio: return "fast_mmio";
+    case EventKind::kCr: return "cr";
+    case EventKind::kHypercall: return "hypercall";
+    case EventKind::kUserspaceExit: return "userspace";
+    default: return "other";
+  }
+}
+
+}  // namespace
+
+std::string_view GroupByName(GroupBy by) {
+  switch (by) {
+    case GroupBy::kReason: return "reason";
+    case GroupBy::kVm: return "vm";
+    case GroupBy::kVcpu: return "vcpu";
+    case GroupBy::kCpu: return "cpu";
+  }
+  return "?";
+}
+
+ExitAggregator::ExitAggregator(const TraceMeta& meta, const ReportOptions& options)
+    : meta_(meta), options_(options) {
+  if (options_.reason) {
+    reason_vmx_ = ExitReasonFromName(Isa::kVmx, *options_.reason);
+    reason_svm_ = ExitReasonFromName(Isa::kSvm, *options_.reason);
+  }
+  for (const auto& g : meta_.guests) {
+    int64_t id = INT64_MAX;
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) id = std::min<int64_t>(id, tid);
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) {
+      guest_by_tid_[tid] = {id, g.name};
+      vcpu_by_tid_[tid] = vcpu;
+    }
+  }
+}
+
+ExitAggregator::~ExitAggregator() = default;
+
+int64_t ExitAggregator::VmId(int32_t tid) const {
+  auto it = vm_by_tid_.find(tid);
+  if (it != vm_by_tid_.end()) return it->second;
+  int64_t id = tid;
+  if (auto t = meta_.tgid_by_tid.find(tid); t != meta_.tgid_by_tid.end()) {
+    id = t->second;
+  } else if (auto g = guest_by_tid_.find(tid); g != guest_by_tid_.end()) {
+    id = g->second.first;
+  }
+  vm_by_tid_.emplace(tid, id);
+  return id;
+}
+
+bool ExitAggregator::Accept(const ExitSample& s) const {
+  if (options_.vcpu && s.vcpu_id != *options_.vcpu) {
+    auto v = vcpu_by_tid_.find(s.tid);
+    if (s.vcpu_id >= 0 || v == vcpu_by_tid_.end() || v->second != *options_.vcpu) return false;
+  }
+  if (options_.reason) {
+    const auto& want = s.isa == Isa::kVmx ? reason_vmx_ : reason_svm_;
+    if (!want) return false;
+    uint32_t got = s.isa == Isa::kVmx ? (s.reason & 0xffff) : s.reason;
+    uint32_t w = s.isa == Isa::kVmx ? (*want & 0xffff) : *want;
+    if (got != w) return false;
+  }
+  if (options_.from_s || options_.to_s) {
+    double t_s = static_cast<double>(s.ts_ns - std::min(s.ts_ns, origin_ns_)) * 1e-9;
+    if (options_.from_s && t_s < *options_.from_s) return false;
+    if (options_.to_s && t_s >= *options_.to_s) return false;
+  }
+  return true;
+}
+
+int64_t ExitAggregator::GroupId(const ExitSample& s) {
+  switch (options_.by) {
+    case GroupBy::kReason: return 0;
+    case GroupBy::kVm: return VmId(s.tid);
+    case GroupBy::kVcpu: return s.tid;
+    case GroupBy::kCpu: return s.exit_cpu;
+  }
+  return 0;
+}
+
+void ExitAggregator::OnExitSample(const ExitSample& s) {
+  if (s.tid != last_tid_seen_) {
+    tids_seen_[s.tid] = true;
+    last_tid_seen_ = s.tid;
+  }
+  if (options_.pid && s.tid != *options_.pid && VmId(s.tid) != *options_.pid) {
+    ++filtered_out_;
+    return;
+  }
+  if ((options_.vcpu || options_.reason || options_.from_s || options_.to_s) && !Accept(s)) {
+    ++filtered_out_;
+    return;
+  }
+  if (s.vcpu_id >= 0) vcpu_by_tid_[s.tid] = s.vcpu_id;
+  int64_t gid = GroupId(s);
+  uint64_t rkey = (static_cast<uint64_t>(s.isa) << 32) | s.reason;
+  if (gid != cached_group_id_ || !cached_group_) {
+    cached_group_ = &groups_[gid];
+    cached_group_id_ = gid;
+    cached_reason_ = nullptr;
+  }
+  if (rkey != cached_reason_key_ || !cached_reason_) {
+    cached_reason_ = &cached_group_->reasons[rkey];
+    cached_reason_key_ = rkey;
+  }
+  cached_group_->total.Add(s.dur_ns);
+  cached_reason_->hist.Add(s.dur_ns);
+  if (s.to_userspace) {
+    cached_group_->user_count++;
+    cached_group_->user_ns += s.dur_ns;
+    cached_reason_->user_count++;
+    cached_reason_->user_ns += s.dur_ns;
+  }
+  if (options_.details && s.detail_count) AddDetails(s);
+}
+
+void ExitAggregator::AddDetails(const ExitSample& s) {
+  for (int i = 0; i < s.detail_count; ++i) {
+    const ExitDetail& d = s.details[i];
+    if (!Broken(d.kind)) continue;
+    DetailKey k{static_cast<uint8_t>(d.kind), 0, 0, d.key};
+    switch (d.kind) {
+      case EventKind::kMsr:
+      case EventKind::kCr: k.access = d.write; k.size = d.kind == EventKind::kCr ? d.size : 0; break;
+      case EventKind::kPio: k.access = d.write; k.size = d.size; break;
+      case EventKind::kMmio: k.access = static_cast<uint8_t>(d.aux); k.size = d.size; break;
+      default: break;
+    }
+    if (d.kind == EventKind::kCr) k.key = d.size;  // kvm_cr: the register number is the key
+    auto it = details_.find(k);
+    if (it == details_.end()) {
+      size_t& n = detail_keys_per_kind_[static_cast<size_t>(d.kind)];
+      if (n >= kMaxDetailKeysPerKind) {
+        k = DetailKey{static_cast<uint8_t>(d.kind), 0, 0, kOtherKey};
+      } else {
+        ++n;
+      }
+      it = details_.try_emplace(k).first;
+    }
+    it->second.count++;
+    it->second.exit_ns += s.dur_ns;
+    if (d.failed) it->second.failed++;
+  }
+}
+
+std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
+  auto comm_of = [&](int64_t tid) -> std::string {
+    auto c = meta_.comm_by_tid.find(static_cast<int32_t>(tid));
+    return c == meta_.comm_by_tid.end() ? std::string() : c->second;
+  };
+  switch (by) {
+    case GroupBy::kReason: return "all exits";
+    case GroupBy::kCpu: return fmt::format("CPU {}", id);
+    case GroupBy::kVcpu: {
+      std::string label = fmt::format("tid {}", id);
+      if (auto c = comm_of(id); !c.empty()) label += " " + c;
+      if (auto v = vcpu_by_tid_.find(static_cast<int32_t>(id)); v != vcpu_by_tid_.end())
+        label += fmt::format(" (vcpu {})", v->second);
+      return label;
+    }
+    case GroupBy::kVm: {
+      for (const auto& [tid, g] : guest_by_tid_) {
+        if (g.first == id && meta_.tgid_by_tid.count(tid) == 0) return fmt::format("{} (guest, vCPU tids from {})", g.second, id);
+      }
+      std::string c = comm_of(id);
+      return c.empty() ? fmt::format("pid {}", id) : fmt::format("{} (pid {})", c, id);
+    }
+  }
+  return {};
+}
+
+void ExitAggregator::Fill(Report* report) const {
+  report->group_by = std::string(GroupByName(options_.by));
+  std::map<int64_t, bool> vms;
+  for (const auto& [tid, _] : tids_seen_) vms[VmId(tid)] = true;
+  for (const auto& [id, _] : vms) report->context.vms.push_back(GroupLabel(GroupBy::kVm, id));
+  report->context.vcpu_threads = tids_seen_.size();
+  LogHistogram all;
+  uint64_t user_count = 0, user_ns = 0;
+  for (const auto& [gid, g] : groups_) {
+    GroupReport gr;
+    gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
+    gr.id = gid;
+    gr.label = GroupLabel(options_.by, gid);
+    gr.total = StatsOf(g.total);
+    gr.userspace_count = g.user_count;
+    gr.userspace_ns = g.user_ns;
+    all.Merge(g.total);
+    user_count += g.user_count;
+    user_ns += g.user_ns;
+    for (const auto& [rkey, r] : g.reasons) {
+      ReasonRow row;
+      row.isa = static_cast<Isa>(rkey >> 32);
+      row.code = static_cast<uint32_t>(rkey);
+      row.name = ExitReasonName(row.isa, row.code);
+      row.stats = StatsOf(r.hist);
+      row.pct_count = gr.total.count ? 100.0 * row.stats.count / gr.total.count : 0;
+      row.pct_time = gr.total.total_ns ? 100.0 * row.stats.total_ns / gr.total.total_ns : 0;
+      row.userspace_count = r.user_count;
+      row.userspace_ns = r.user_ns;
+      gr.reasons.push_back(std::move(row));
+    }
+    // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
+    std::sort(gr.reasons.begin(), gr.reasons.end(), [](const ReasonRow& a, const ReasonRow& b) {
+      if (a.stats.count != b.stats.count) return a.stats.count > b.stats.count;
+      if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
+      return a.name < b.name;
+    });
+    if (options_.top > 0 && gr.reasons.size() > static_cast<size_t>(options_.top)) {
+      gr.reasons_hidden = gr.reasons.size() - options_.top;
+      gr.reasons.resize(options_.top);
+    }
+    report->groups.push_back(std::move(gr));
+  }
+  // Groups: most time first.
+  std::stable_sort(report->groups.begin(), report->groups.end(),
+                   [](const GroupReport& a, const GroupReport& b) { return a.total.total_ns > b.total.total_ns; });
+  report->totals.all = StatsOf(all);
+  report->totals.userspace_count = user_count;
+  report->totals.userspace_ns = user_ns;
+  report->totals.filtered_out = filtered_out_;
+
+  for (const auto& [k, st] : details_) {
+    DetailRow row;
+    auto kind = static_cast<EventKind>(k.kind);
+    row.kind = std::string(DetailKindName(kind));
+    row.key = k.key;
+    row.size = k.size;
+    row.count = st.count;
+    row.exit_ns = st.exit_ns;
+    row.failed = st.failed;
+    if (k.key == kOtherKey) {
+      row.name = "(other keys)";
+    } else {
+      switch (kind) {
+        case EventKind::kMsr: row.name = MsrName(static_cast<uint32_t>(k.key)); row.access = k.access ? "write" : "read"; break;
+        case EventKind::kPio: row.name = IoPortName(static_cast<uint32_t>(k.key)); row.access = k.access ? "out" : "in"; break;
+        case EventKind::kMmio: row.access = std::string(MmioTypeName(k.access)); break;
+        case EventKind::kCr: row.name = CrName(static_cast<uint32_t>(k.key)); row.access = k.access ? "write" : "read"; break;
+        case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
+        case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
+        default: break;
+      }
+    }
+    report->details.push_back(std::move(row));
+  }
+  std::stable_sort(report->details.begin(), report->details.end(), [](const DetailRow& a, const DetailRow& b) {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.count != b.count) return a.count > b.count;
+    return a.key < b.key;
+  });
+}
+
+}  // namespace exitscope

@@ -1,0 +1,100 @@
+// Aggregates timed exits per group (all / VM / vCPU thread / CPU) and exit reason into histograms,
+// with the in-kernel vs VMM (userspace) split and detail breakdowns (MSR, port, GPA, CR, hypercall,
+// KVM_EXIT_*). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
+// Assumption: memory is flat in trace size: per (group, reason) one LogHistogram, per detail key one
+// counter, detail keys capped per kind.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <array>
+#include <climits>
+#include <unordered_map>
+
+#include "analysis/exit_pairer.h"
+#include "analysis/log_histogram.h"
+#include "model/trace_meta.h"
+#include "report/report_model.h"
+
+namespace exitscope {
+
+enum class GroupBy { kReason, kVm, kVcpu, kCpu };
+std::string_view GroupByName(GroupBy by);
+
+struct ReportOptions {
+  GroupBy by = GroupBy::kReason;
+  std::optional<int32_t> pid;       // host pid (VM process) or thread id
+  std::optional<int32_t> vcpu;      // vCPU index
+  std::optional<std::string> reason;  // exit reason name (any spelling ExitReasonFromName accepts)
+  std::optional<double> from_s, to_s;  // window in seconds from the first event
+  bool details = true;
+  int top = 0;  // reason rows per group (0 = all)
+};
+
+// Distinct keys kept per detail kind; the rest are summed into one "other" row (flat memory).
+inline constexpr size_t kMaxDetailKeysPerKind = 1024;
+
+class ExitAggregator : public ExitSampleSink {
+ public:
+  ExitAggregator(const TraceMeta& meta, const ReportOptions& options);
+  ~ExitAggregator() override;
+  // Trace start for --from/--to (the first event's timestamp).
+  void SetOrigin(uint64_t first_ts_ns) { origin_ns_ = first_ts_ns; }
+  void OnExitSample(const ExitSample& s) override;
+  // Fills groups, details and totals.all of `report`; context and event counts are the caller's.
+  void Fill(Report* report) const;
+  uint64_t filtered_out() const { return filtered_out_; }
+
+ private:
+  struct ReasonStats {
+    LogHistogram hist;
+    uint64_t user_count = 0, user_ns = 0;
+  };
+  struct GroupStats {
+    LogHistogram total;
+    uint64_t user_count = 0, user_ns = 0;
+    std::unordered_map<uint64_t, ReasonStats> reasons;  // key: isa << 32 | raw reason
+  };
+  struct DetailKey {
+    uint8_t kind;
+    uint8_t access;
+    uint32_t size;
+    uint64_t key;
+    bool operator<(const DetailKey& o) const {
+      return std::tie(kind, key, access, size) < std::tie(o.kind, o.key, o.access, o.size);
+    }
+  };
+  struct DetailStats {
+    uint64_t count = 0, exit_ns = 0, failed = 0;
+  };
+
+  bool Accept(const ExitSample& s) const;
+  int64_t GroupId(const ExitSample& s);
+  int64_t VmId(int32_t tid) const;
+  std::string GroupLabel(GroupBy by, int64_t id) const;
+  void AddDetails(const ExitSample& s);
+
+  const TraceMeta& meta_;
+  ReportOptions options_;
+  uint64_t origin_ns_ = 0;
+  std::optional<uint32_t> reason_vmx_, reason_svm_;
+  std::map<int32_t, std::pair<int64_t, std::string>> guest_by_tid_;  // GUEST option: tid → (id, name)
+  mutable std::unordered_map<int32_t, int64_t> vm_by_tid_;  // memo of VmId
+  std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
+  std::map<int64_t, GroupStats> groups_;
+  int64_t cached_group_id_ = INT64_MIN;
+  uint64_t cached_reason_key_ = UINT64_MAX;
+  GroupStats* cached_group_ = nullptr;
+  ReasonStats* cached_reason_ = nullptr;
+  std::map<DetailKey, DetailStats> details_;
+  std::array<size_t, static_cast<size_t>(EventKind::kCount)> detail_keys_per_kind_{};
+  uint64_t filtered_out_ = 0;
+  std::map<int32_t, bool> tids_seen_;
+  int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with a timed exit (before filters)
+};
+
+}  // namespace exitscope

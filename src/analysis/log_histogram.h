@@ -1,0 +1,48 @@
+// A log-linear histogram of non-negative integers (durations in ns) with bounded memory: 128 linear
+// sub-buckets per power of two, so any percentile is within 1/256 (~0.4 %) of a recorded value;
+// count, sum, min and max are exact. In: Add(value). Out: Percentile(q), exact moments.
+// Assumption: values fit in 64 bits; octaves are allocated only when a value lands in them, so a
+// histogram costs ~1 KiB per populated octave and at most ~58 KiB.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+namespace exitscope {
+
+class LogHistogram {
+ public:
+  static constexpr int kSubBits = 7;
+  static constexpr uint64_t kSub = uint64_t{1} << kSubBits;
+  static constexpr int kOctaves = 64 - kSubBits + 1;
+
+  LogHistogram() = default;
+  LogHistogram(LogHistogram&&) = default;
+  LogHistogram& operator=(LogHistogram&&) = default;
+
+  void Add(uint64_t value) { Add(value, 1); }
+  void Add(uint64_t value, uint64_t n);
+  void Merge(const LogHistogram& other);
+
+  uint64_t count() const { return count_; }
+  uint64_t sum() const { return sum_; }  // wraps only past 584 years of summed ns
+  uint64_t min() const { return count_ ? min_ : 0; }
+  uint64_t max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
+  // q in [0, 1]: the smallest value v such that at least q of the values are <= v (nearest rank),
+  // reported as its bucket's midpoint clamped to [min, max].
+  uint64_t Percentile(double q) const;
+
+  // Bucket index and bounds, exposed for tests.
+  static uint32_t BucketOf(uint64_t value);
+  static uint64_t BucketLow(uint32_t bucket);
+  static uint64_t BucketHigh(uint32_t bucket);  // inclusive
+
+ private:
+  using Octave = std::array<uint64_t, kSub>;
+  std::array<std::unique_ptr<Octave>, kOctaves> octaves_;
+  uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
+};
+
+}  // namespace exitscope

@@ -1,0 +1,76 @@
+#include "analysis/report_pipeline.h"
+
+#include <fmt/format.h>
+
+#include "analysis/exit_pairer.h"
+
+namespace exitscope {
+namespace {
+
+constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbacks
+
+std::string FilterSummary(const ReportOptions& o) {
+  std::string s;
+  auto add = [&](std::string part) { s += (s.empty() ? "" : ", ") + part; };
+  if (o.pid) add(fmt::format("pid {}", *o.pid));
+  if (o.vcpu) add(fmt::format("vcpu {}", *o.vcpu));
+  if (o.reason) add(fmt::format("reason {}", *o.reason));
+  if (o.from_s || o.to_s)
+    add(fmt::format("time {}s..{}", o.from_s.value_or(0), o.to_s ? fmt::format("{}s", *o.to_s) : "end"));
+  return s;
+}
+
+}  // namespace
+
+Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress) {
+  const TraceMeta& meta = source.meta();
+  Diagnostics pair_diag;
+  ExitAggregator aggregator(meta, options);
+  ExitPairer pairer(meta, &pair_diag, &aggregator);
+
+  Report report;
+  KvmEvent e;
+  LostEvents lost;
+  uint64_t events = 0, first_ts = 0, last_ts = 0;
+  Isa isa_seen = Isa::kUnknown;
+  for (;;) {
+    lost.cpu = -1;
+    if (!source.Next(&e, &lost)) break;
+    if (lost.cpu >= 0) pairer.OnLost(lost);
+    if (events++ == 0) {
+      first_ts = e.ts_ns;
+      aggregator.SetOrigin(first_ts);
+    }
+    last_ts = e.ts_ns;
+    if (e.kind == EventKind::kExit && isa_seen == Isa::kUnknown) isa_seen = e.isa;
+    pairer.OnEvent(e);
+    if (progress && (events % kProgressEvery) == 0) progress(source.bytes_done(), source.bytes_total());
+  }
+  pairer.Finish();
+
+  ReportContext& c = report.context;
+  c.source = meta.source_path;
+  c.format = meta.source_format;
+  c.kernel = meta.kernel;
+  c.clock = meta.clock;
+  c.cpu_description = meta.cpu_description;
+  c.isa = std::string(IsaName(isa_seen != Isa::kUnknown ? isa_seen : meta.isa_hint));
+  c.cpu_count = meta.cpu_count;
+  c.first_ts_ns = first_ts;
+  c.last_ts_ns = last_ts;
+  c.filters = FilterSummary(options);
+
+  report.totals.events = events;
+  report.totals.exits = pairer.counts().exits;
+  report.totals.entries = pairer.counts().entries;
+  report.totals.timed = pairer.counts().paired;
+  aggregator.Fill(&report);
+
+  Diagnostics all = source.diagnostics();
+  all.Merge(pair_diag);
+  report.diagnostics = all.NonZero();
+  report.partial = all.HasDataLoss();
+  return report;
+}
+
+}  // namespace exitscope

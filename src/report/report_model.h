@@ -1,0 +1,87 @@
+// The format-neutral report: what `exitscope report` shows, before any rendering. Built by
+// analysis/exit_aggregator from ExitSamples; rendered by report/text_reporter and json_reporter.
+// All durations in ns; names already resolved (exit reasons, MSRs, ports, KVM_EXIT_*).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/diagnostics.h"
+#include "model/kvm_event.h"
+
+namespace exitscope {
+
+// Bump when a field of the JSON output changes meaning or goes away (additions keep the version).
+inline constexpr int kReportSchemaVersion = 1;
+
+struct DurationStats {
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+  uint64_t min_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+  uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
+};
+
+struct ReasonRow {
+  std::string name;  // kernel spelling, e.g. "EPT_VIOLATION", "npf"
+  Isa isa = Isa::kUnknown;
+  uint32_t code = 0;
+  DurationStats stats;
+  double pct_count = 0, pct_time = 0;  // of the group's timed exits / time
+  uint64_t userspace_count = 0, userspace_ns = 0;  // exits that went to the VMM
+};
+
+struct GroupReport {
+  std::string kind;   // "all", "vm", "vcpu", "cpu"
+  int64_t id = 0;     // tgid / tid / cpu
+  std::string label;  // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
+  DurationStats total;
+  uint64_t userspace_count = 0, userspace_ns = 0;
+  std::vector<ReasonRow> reasons;  // by total time, descending
+  uint64_t reasons_hidden = 0;     // rows cut by --top
+};
+
+struct DetailRow {
+  std::string kind;    // "msr", "pio", "mmio", "cr", "hypercall", "userspace"
+  uint64_t key = 0;    // MSR index, port, GPA, CR number, hypercall nr, KVM_EXIT_*
+  std::string name;    // resolved name, may be empty
+  std::string access;  // "read"/"write", "in"/"out", "unsatisfied-read", "" …
+  uint32_t size = 0;   // pio/mmio bytes
+  uint64_t count = 0;
+  uint64_t exit_ns = 0;  // summed durations of the exits that carried this detail
+  uint64_t failed = 0;   // kvm_msr accesses that raised #GP
+};
+
+struct ReportContext {
+  std::string source, format, kernel, isa, clock, cpu_description;
+  int cpu_count = 0;
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;
+  std::vector<std::string> vms;  // labels of the VMs seen
+  uint64_t vcpu_threads = 0;
+  std::string filters;           // human summary of active filters, "" for none
+};
+
+struct ReportTotals {
+  uint64_t events = 0;    // KvmEvents read
+  uint64_t exits = 0;     // kvm_exit events
+  uint64_t entries = 0;   // kvm_entry events
+  uint64_t timed = 0;     // exits paired with their entry (before filters)
+  uint64_t filtered_out = 0;
+  DurationStats all;      // over reported (timed, filtered) exits
+  uint64_t userspace_count = 0, userspace_ns = 0;
+};
+
+struct Report {
+  int schema_version = kReportSchemaVersion;
+  ReportContext context;
+  std::string group_by = "reason";
+  ReportTotals totals;
+  std::vector<GroupReport> groups;
+  std::vector<DetailRow> details;  // by kind, then count descending
+  uint64_t details_hidden = 0;
+  std::vector<DiagnosticCounter> diagnostics;
+  bool partial = false;  // a data-loss or error counter is non-zero
+};
+
+}  // namespace exitscope

@@ -1,0 +1,208 @@
+#include "report/text_reporter.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <vector>
+
+namespace exitscope {
+namespace {
+
+// Thousands separators make exit counts readable at a glance ("65,368").
+std::string Count(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string Pct(double p) { return fmt::format("{:.2f}%", p); }
+
+// A table whose first column is left-aligned and the rest right-aligned.
+class Table {
+ public:
+  // align: one 'l' or 'r' per column; missing columns are right-aligned, the first left.
+  explicit Table(std::vector<std::string> header, std::string align = "l")
+      : align_(std::move(align)) {
+    rows_.push_back(std::move(header));
+  }
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render(std::string_view indent) const {
+    std::vector<size_t> w;
+    for (const auto& r : rows_) {
+      w.resize(std::max(w.size(), r.size()));
+      for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    }
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line(indent);
+      for (size_t i = 0; i < r.size(); ++i) {
+        bool left = i < align_.size() ? align_[i] == 'l' : false;
+        if (i) line += "  ";
+        line += left ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::string align_;
+};
+
+std::string ReasonTable(const GroupReport& g) {
+  Table t({"REASON", "COUNT", "%EXITS", "TOTAL", "%TIME", "MIN", "MEAN", "P50", "P90", "P99", "P99.9",
+           "MAX", "TO VMM"});
+  for (const auto& r : g.reasons) {
+    const auto& s = r.stats;
+    t.Add({r.name, Count(s.count), Pct(r.pct_count), FormatDuration(s.total_ns), Pct(r.pct_time),
+           FormatDuration(s.min_ns), FormatDuration(s.mean_ns), FormatDuration(s.p50_ns),
+           FormatDuration(s.p90_ns), FormatDuration(s.p99_ns), FormatDuration(s.p999_ns),
+           FormatDuration(s.max_ns), r.userspace_count ? Count(r.userspace_count) : "-"});
+  }
+  const auto& s = g.total;
+  t.Add({"total", Count(s.count), s.count ? "100.00%" : "-", FormatDuration(s.total_ns),
+         s.count ? "100.00%" : "-", FormatDuration(s.min_ns), FormatDuration(s.mean_ns),
+         FormatDuration(s.p50_ns), FormatDuration(s.p90_ns), FormatDuration(s.p99_ns),
+         FormatDuration(s.p999_ns), FormatDuration(s.max_ns),
+         g.userspace_count ? Count(g.userspace_count) : "-"});
+  std::string out = t.Render("  ");
+  if (g.reasons_hidden) out += fmt::format("  ({} more reasons not shown: --top)\n", g.reasons_hidden);
+  return out;
+}
+
+std::string SplitLine(uint64_t count, uint64_t ns, uint64_t user_count, uint64_t user_ns) {
+  auto pct = [](uint64_t a, uint64_t b) { return b ? 100.0 * static_cast<double>(a) / b : 0.0; };
+  return fmt::format("  handled in kernel: {} exits ({}), {} ({}) · went to the VMM: {} exits ({}), {} ({})\n",
+                     Count(count - user_count), Pct(pct(count - user_count, count)),
+                     FormatDuration(ns - user_ns), Pct(pct(ns - user_ns, ns)), Count(user_count),
+                     Pct(pct(user_count, count)), FormatDuration(user_ns), Pct(pct(user_ns, ns)));
+}
+
+std::string_view DetailTitle(const std::string& kind) {
+  static const std::map<std::string, std::string_view> kTitles = {
+      {"msr", "MSR accesses (kvm_msr)"},       {"pio", "port I/O (kvm_pio)"},
+      {"mmio", "MMIO (kvm_mmio)"},             {"fast_mmio", "fast MMIO (kvm_fast_mmio)"},
+      {"cr", "control registers (kvm_cr)"},    {"hypercall", "hypercalls (kvm_hypercall)"},
+      {"userspace", "exits to the VMM (kvm_userspace_exit)"}};
+  auto it = kTitles.find(kind);
+  return it == kTitles.end() ? std::string_view(kind) : it->second;
+}
+
+std::string DetailKey(const DetailRow& d) {
+  if (d.key == UINT64_MAX) return "*";
+  if (d.kind == "userspace" || d.kind == "hypercall" || d.kind == "cr") return std::to_string(d.key);
+  return fmt::format("{:#x}", d.key);
+}
+
+std::string Details(const Report& r, const TextReportOptions& o) {
+  std::string out;
+  size_t i = 0;
+  while (i < r.details.size()) {
+    size_t j = i;
+    while (j < r.details.size() && r.details[j].kind == r.details[i].kind) ++j;
+    const std::string& kind = r.details[i].kind;
+    bool sized = kind == "pio" || kind == "mmio";
+    std::vector<std::string> header = {"KEY", "NAME", "ACCESS"};
+    if (sized) header.push_back("SIZE");
+    header.insert(header.end(), {"COUNT", "EXIT TIME"});
+    if (kind == "msr") header.push_back("FAILED");
+    Table t(header, "lll");
+    for (size_t k = i; k < j && k - i < o.max_detail_rows_per_kind; ++k) {
+      const DetailRow& d = r.details[k];
+      std::vector<std::string> row = {DetailKey(d), d.name.empty() ? "-" : d.name,
+                                      d.access.empty() ? "-" : d.access};
+      if (sized) row.push_back(fmt::format("{}B", d.size));
+      row.insert(row.end(), {Count(d.count), FormatDuration(d.exit_ns)});
+      if (kind == "msr") row.push_back(d.failed ? Count(d.failed) : "-");
+      t.Add(std::move(row));
+    }
+    out += fmt::format("\n{}:\n", DetailTitle(kind));
+    std::string rendered = t.Render("  ");
+    out += rendered;
+    if (j - i > o.max_detail_rows_per_kind)
+      out += fmt::format("  ({} more keys not shown; --json has all)\n", j - i - o.max_detail_rows_per_kind);
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatDuration(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
+
+std::string FormatDuration(double ns) {
+  if (ns < 1000) return fmt::format("{:.0f}ns", ns);
+  struct Unit {
+    double div;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  const Unit* u = &kUnits[0];
+  for (const auto& k : kUnits) {
+    if (ns >= k.div) u = &k;
+  }
+  double v = ns / u->div;
+  if (v >= 100) return fmt::format("{:.1f}{}", v, u->name);
+  if (v >= 10) return fmt::format("{:.2f}{}", v, u->name);
+  return fmt::format("{:.3f}{}", v, u->name);
+}
+
+std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
+  std::string out;
+  const auto& c = r.context;
+  if (r.partial) {
+    out += "PARTIAL RESULT: the trace lost events or held malformed data; see diagnostics below.\n\n";
+  }
+  out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
+  out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
+                     c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
+  double span_s = static_cast<double>(c.last_ts_ns - c.first_ts_ns) * 1e-9;
+  out += fmt::format("  duration {:.3f} s · {} CPUs · {} VM{} · {} vCPU thread{}\n", span_s, c.cpu_count,
+                     c.vms.size(), c.vms.size() == 1 ? "" : "s", c.vcpu_threads,
+                     c.vcpu_threads == 1 ? "" : "s");
+  for (const auto& vm : c.vms) out += fmt::format("    VM {}\n", vm);
+  if (!c.filters.empty()) out += fmt::format("  filters: {}\n", c.filters);
+  const auto& t = r.totals;
+  out += fmt::format("  events {} · kvm_exit {} · kvm_entry {} · timed exits {}", Count(t.events),
+                     Count(t.exits), Count(t.entries), Count(t.timed));
+  if (t.filtered_out) out += fmt::format(" · filtered out {}", Count(t.filtered_out));
+  out += "\n";
+
+  if (t.exits == 0) {
+    out += "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
+           "`perf record -e 'kvm:*'` while the guest runs)\n";
+  } else if (r.groups.empty()) {
+    out += "\nno timed exits match (check the filters, or the diagnostics below)\n";
+  }
+  for (const auto& g : r.groups) {
+    out += "\n";
+    if (g.kind != "all") {
+      out += fmt::format("{} {} — {} exits, {}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
+                         g.label, Count(g.total.count), FormatDuration(g.total.total_ns));
+    }
+    out += ReasonTable(g);
+    if (t.userspace_count || g.userspace_count)
+      out += SplitLine(g.total.count, g.total.total_ns, g.userspace_count, g.userspace_ns);
+  }
+  if (r.groups.size() > 1) {
+    out += "\nall groups:\n";
+    out += SplitLine(t.all.count, t.all.total_ns, t.userspace_count, t.userspace_ns);
+  }
+  if (o.details && !r.details.empty()) out += Details(r, o);
+  if (!r.diagnostics.empty()) {
+    out += "\ndiagnostics:\n";
+    Table dt({"SEVERITY", "COUNTER", "COUNT", "MEANING"}, "llrl");
+    for (const auto& d : r.diagnostics) {
+      dt.Add({std::string(SeverityName(d.severity)), d.name, Count(d.count), d.description});
+    }
+    out += dt.Render("  ");
+  }
+  return out;
+}
+
+}  // namespace exitscope

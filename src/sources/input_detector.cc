@@ -1,0 +1,82 @@
+#include "sources/input_detector.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "decode/kvm_decoder.h"
+#include "decode/tracing_data.h"
+#include "sources/tracedat_reader.h"
+
+namespace exitscope {
+namespace {
+
+// tools/perf/util/header.c: "PERFILE2" as a little-endian u64.
+constexpr char kPerfMagic[] = "PERFILE2";
+
+Error Unsupported(const std::string& path, std::string_view what) {
+  return MakeError(kExitDataErr, "input.unsupported-format",
+                   "'" + path + "' looks like " + std::string(what) + ", which this build cannot read yet",
+                   "record with `trace-cmd record -e kvm` and pass the trace.dat it writes");
+}
+
+}  // namespace
+
+Result<InputFormat> DetectInputFormat(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    int err = errno;
+    if (err == EACCES || err == EPERM) {
+      return MakeError(kExitNoPerm, "input.permission", "cannot read '" + path + "': " + std::strerror(err),
+                       "trace files written by root are often mode 0600; use sudo or chmod");
+    }
+    return MakeError(kExitNoInput, "input.missing", "cannot open '" + path + "': " + std::strerror(err),
+                     "check the path; trace-cmd writes trace.dat in the directory it ran in");
+  }
+  uint8_t head[64] = {};
+  size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  if (n == 0) {
+    return MakeError(kExitDataErr, "input.empty", "'" + path + "' is empty",
+                     "the recorder wrote nothing; was it stopped before it flushed?");
+  }
+  std::span<const uint8_t> bytes(head, n);
+  // A file cut inside the magic itself still goes to the trace.dat reader, which names the cut.
+  if (LooksLikeTraceDat(bytes) || (n < kTracingMagicSize && std::memcmp(head, kTracingMagic, n) == 0)) {
+    return InputFormat::kTraceDat;
+  }
+  if (n >= 8 && std::memcmp(head, kPerfMagic, 8) == 0) return InputFormat::kPerfData;
+  // Printable start: one of the text dialects (trace-cmd report, perf script, tracefs trace).
+  bool text = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (head[i] < 0x09 || (head[i] > 0x0d && head[i] < 0x20 && head[i] != 0x1b)) { text = false; break; }
+  }
+  if (text) return InputFormat::kText;
+  return MakeError(kExitDataErr, "input.unknown-format",
+                   "'" + path + "' is neither a trace.dat, a perf.data nor trace text",
+                   "pass the file written by `trace-cmd record -e kvm` (trace.dat) or "
+                   "`perf record -e 'kvm:*'` (perf.data)");
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path, InputFormat format) {
+  if (format == InputFormat::kAuto) {
+    auto detected = DetectInputFormat(path);
+    if (!detected.ok()) return detected.error();
+    format = *detected;
+  }
+  switch (format) {
+    case InputFormat::kTraceDat: return OpenTraceDat(path);
+    case InputFormat::kPerfData: return Unsupported(path, "perf.data");
+    case InputFormat::kText: return Unsupported(path, "trace text");
+    case InputFormat::kAuto: break;
+  }
+  return Unsupported(path, "an unknown format");
+}
+
+Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format) {
+  auto raw = OpenRawEventSource(path, format);
+  if (!raw.ok()) return raw.error();
+  return MakeDecodingSource(std::move(raw.value()));
+}
+
+}  // namespace exitscope

@@ -1,0 +1,31 @@
+// A read-only mmap of an input file: readers slice it instead of copying (trace.dat pages are
+// used in place). In: a path. Out: the bytes, or an Error (66 missing, 77 permission, 74 I/O).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "model/result.h"
+
+namespace exitscope {
+
+class MappedFile {
+ public:
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  // Tells the kernel the pages behind [offset, offset+size) will not be read again, so a long
+  // sequential read keeps a flat resident set.
+  void Release(uint64_t offset, uint64_t size) const;
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace exitscope

@@ -1,0 +1,21 @@
+// trace.dat (trace-cmd record, file versions 6 and 7; v7 data uncompressed, zlib or zstd) as a
+// RawEventSource. In: a path. Out: every ring-buffer record of the top instance, all CPUs merged in
+// time order, timestamps in ns (TSC2NSEC applied), payloads in place (mmap) or in the current
+// decompressed chunk. Memory stays flat: one chunk per CPU is decompressed at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "decode/raw_event.h"
+#include "model/result.h"
+
+namespace exitscope {
+
+// Opens and parses the metadata; the records are read as Next() is called.
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path);
+
+// True when the bytes start with the trace.dat / tracing-data magic.
+bool LooksLikeTraceDat(std::span<const uint8_t> head);
+
+}  // namespace exitscope
