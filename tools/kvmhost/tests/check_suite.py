@@ -9,7 +9,11 @@ import collections
 import json
 import os
 import re
+import subprocess
 import sys
+
+# SVM exit code of CPUID (arch/x86/include/uapi/asm/svm.h SVM_EXIT_CPUID).
+SVM_EXIT_CPUID = 0x72
 
 # KVM_EXIT_* userspace exit codes (include/uapi/linux/kvm.h, Linux 6.1).
 KVM_EXIT_IO, KVM_EXIT_HLT, KVM_EXIT_MMIO = 2, 5, 6
@@ -226,8 +230,54 @@ def check(name, out):
             cpuid_all = sum(v["EXIT_CPUID"] for v in trace.exits.values())
             expect(m and int(m.group(1)) == cpuid_all,
                    f"perf kvm stat cpuid samples {m and m.group(1)}, trace-cmd {cpuid_all}")
+    elif name in ("report_agrees_with_bench", "dump_cpuid_rip"):
+        report_checks(name, rec if os.path.isdir(rec) else out)
     else:
         failures.append(f"unknown check {name}")
+
+
+def exitscope(*args):
+    binary = os.environ.get("EXITSCOPE_BIN", "exitscope")
+    return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+
+
+def report_checks(name, rec):
+    """exitscope's own reader on a recording of `exitscope bench --iterations N` (rec dir or sample)."""
+    bench = "workload.out" if os.path.exists(os.path.join(rec, "workload.out")) else "bench.json"
+    work = tests_by_name(load_json(os.path.join(rec, bench)))
+    trace_dat = os.path.join(rec, "trace.dat")
+    if name == "dump_cpuid_rip":
+        t = work["cpuid"]
+        got = 0
+        for line in exitscope("dump", "--json", "-e", "kvm_exit", trace_dat).splitlines():
+            f = json.loads(line)["fields"]
+            got += f["exit_reason"] == SVM_EXIT_CPUID and f["guest_rip"] == t["exit_rip"]
+        expect(got == t["iterations"] > 0,
+               f"exitscope dump: {got} CPUID exits at {t['exit_rip_hex']}, bench ran {t['iterations']}")
+        return
+    doc = json.loads(exitscope("report", "--json", trace_dat))
+    reasons = {r["reason"]: r for r in doc["groups"][0]["reasons"]}
+    count = lambda r: reasons.get(r, {}).get("count", 0)
+    n = lambda t: work[t]["iterations"] if work[t]["status"] == "ok" else 0
+    # Only one bench test causes each of these exit types; the bench's syncs are io exits.
+    for reason, tests in (("cpuid", ["cpuid"]), ("hypercall", ["vmcall"]), ("hlt", ["hlt"]),
+                          ("msr", ["rdmsr_tsc_deadline", "wrmsr_tsc_deadline", "rdmsr_to_user",
+                                   "wrmsr_to_user"])):
+        want = sum(n(t) for t in tests)
+        expect(count(reason) == want, f"exitscope report: {count(reason)} {reason} exits, bench ran {want}")
+    io_tests = sum(n(t) for t in ("inl_from_kernel", "inl_from_user", "outl_to_user", "pio_ioeventfd"))
+    # One sync per run and per VM start; the very last one never re-enters, and report counts only
+    # exits that an entry closed (the open one is the pair.final_exit_without_entry diagnostic).
+    diags = {d["name"]: d["count"] for d in doc.get("diagnostics", [])}
+    open_exits = diags.get("pair.final_exit_without_entry", 0)
+    expect(open_exits == 1, f"exitscope report: {open_exits} exits left open, want 1 (the last sync)")
+    syncs = sum(t.get("runs", 0) for t in work.values()) + 2 - open_exits
+    expect(count("io") == io_tests + syncs, f"exitscope report: {count('io')} io exits, want "
+                                            f"{io_tests} from the tests + {syncs} syncs")
+    expect(count("npf") >= n("mmio_user") + n("mmio_ioeventfd"), f"exitscope report: {count('npf')} npf")
+    user_io = reasons.get("io", {}).get("userspace_count", -1)
+    want_user_io = n("inl_from_user") + n("outl_to_user") + syncs
+    expect(user_io == want_user_io, f"exitscope report: {user_io} io exits to userspace, want {want_user_io}")
 
 
 class _At:
