@@ -206,7 +206,10 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
     }
     case GroupBy::kVm: {
       for (const auto& [tid, g] : guest_by_tid_) {
-        if (g.first == id && meta_.tgid_by_tid.count(tid) == 0) return fmt::format("{} (guest, vCPU tids from {})", g.second, id);
+        if (g.first == id && meta_.tgid_by_tid.count(tid) == 0) {
+          return fmt::format("{} (trace-cmd guest, vCPU threads from tid {})",
+                             g.second.empty() ? "unnamed" : g.second, id);
+        }
       }
       std::string c = comm_of(id);
       return c.empty() ? fmt::format("pid {}", id) : fmt::format("{} (pid {})", c, id);

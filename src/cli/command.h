@@ -26,6 +26,7 @@ int RunReportCommand(int argc, char** argv);
 int RunDumpCommand(int argc, char** argv);
 int RunRecordCommand(int argc, char** argv);
 int RunTopCommand(int argc, char** argv);
+int RunBenchCommand(int argc, char** argv);
 int RunAdviseCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -69,8 +69,9 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--top", options.top, "show only the N reasons with most exits per group");
   app.add_flag("--json", json, "one JSON object (schema_version 1) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
-  app.add_option("--input-format", input_format, "auto (default), tracedat, perf, text")
-      ->check(CLI::IsMember({"auto", "tracedat", "perf", "text"}));
+  app.add_option("--input-format,--format", input_format,
+                 "auto (default: by content), tracedat, perfdata (or perf), text")
+      ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -94,7 +95,7 @@ int RunReportCommand(int argc, char** argv) {
     options.reason = reason;
   }
   InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
-                    : input_format == "perf"   ? InputFormat::kPerfData
+                    : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
   if (by == "rip" || !rip_args.folded.empty()) {

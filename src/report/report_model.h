@@ -38,7 +38,7 @@ struct GroupReport {
   std::string label;  // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
   DurationStats total;
   uint64_t userspace_count = 0, userspace_ns = 0;
-  std::vector<ReasonRow> reasons;  // by total time, descending
+  std::vector<ReasonRow> reasons;  // most exits first (perf kvm stat order), ties by time
   uint64_t reasons_hidden = 0;     // rows cut by --top
 };
 
