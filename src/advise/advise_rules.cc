@@ -24,6 +24,8 @@ constexpr uint32_t kApicTmict = 0x380;
 constexpr uint32_t kApicOffsetMask = 0xfff;        // vmx.c handle_apic_write: exit_qual & 0xfff
 // include/uapi/linux/kvm.h
 constexpr uint32_t kKvmExitMmio = 6;
+constexpr uint32_t kKvmExitX86Rdmsr = 29;  // MSR access handed to the VMM (MSR filter / user-space MSRs)
+constexpr uint32_t kKvmExitX86Wrmsr = 30;
 // virt/kvm/kvm_main.c / asm/kvm_host.h KVM_HALT_POLL_NS_DEFAULT: polls this long before sleeping.
 constexpr uint64_t kHaltPollDefaultNs = 200000;
 
@@ -168,7 +170,14 @@ std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& 
                   if (e.has_msr) return MsrName(e.msr);
                   if (e.exit_class == ExitClass::kApicWrite) return fmt::format("APIC {:#x}", ApicWriteOffset(e));
                   if (e.exit_class == ExitClass::kRdpmc) return std::string("RDPMC");
-                  return std::string("MSR index unknown (no kvm_msr events)");
+                  // KVM traces kvm_msr only for accesses it completes itself.
+                  if (e.userspace && e.userspace_reason == kKvmExitX86Wrmsr) {
+                    return std::string("MSR write answered by the VMM (KVM_EXIT_X86_WRMSR, index not traced)");
+                  }
+                  if (e.userspace && e.userspace_reason == kKvmExitX86Rdmsr) {
+                    return std::string("MSR read answered by the VMM (KVM_EXIT_X86_RDMSR, index not traced)");
+                  }
+                  return std::string("MSR index unknown (no kvm_msr event)");
                 })});
   return ev;
 }
@@ -228,7 +237,10 @@ Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr = PriceAll(m, p);
   bool named = std::any_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr; });
   pr.confidence = Confidence::kLow;
-  if (!named) pr.how += "; the trace has no kvm_msr events, so the MSR is unknown: see the RIPs";
+  if (!named) {
+    pr.how += p.Has(EventKind::kMsr) ? "; KVM did not trace these MSR indexes: see the RIPs"
+                                     : "; the trace has no kvm_msr events, so the MSR is unknown: see the RIPs";
+  }
   return pr;
 }
 
@@ -419,7 +431,8 @@ const Rule kRules[] = {
      MatchPmu, kMinExits, kMinShare, PriceAll, EvidenceMsr},
     {"msr", "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
-     "passed through by the VMM.",
+     "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
+     "trip to user space each: handle hot ones in the kernel.",
      MatchMsrOther, kMinExits, kMinShare, PriceMsrOther, EvidenceMsr},
     {"ept-fault", "EPT violation / NPF storms (guest memory faulted in)",
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
