@@ -13,3 +13,5 @@ for t in mmio_user outl_to_user hlt wrmsr_tsc_deadline wrmsr_to_user mov_to_dr7 
     > "advise/$t.out" 2> "advise/$t.log"
 done
 echo "$ITER" > advise/iterations.txt
+# The booted Debian kernel's own symbols, placed by KASLR: real data for guest-symbol slide inference.
+cat /proc/kallsyms > advise/kallsyms.txt

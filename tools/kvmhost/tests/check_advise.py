@@ -61,6 +61,35 @@ def check_not_flagged(out, test, rules):
         expect(r not in ids, f"{test}: rule {r} flagged but the workload has no such pattern ({ids})")
 
 
+# arch/x86/include/asm/page_64_types.h __START_KERNEL_map + CONFIG_PHYSICAL_START (Debian 6.1): where
+# _text is linked; KASLR moves it by a multiple of CONFIG_PHYSICAL_ALIGN (2 MiB).
+LINK_TEXT = 0xffffffff81000000
+KASLR_ALIGN = 0x200000
+
+
+def check_real_kallsyms(out):
+    """The kvmhost kernel's /proc/kallsyms (KASLR on) against its link-address map: exitscope must
+    find the slide the kernel really used over every shared symbol."""
+    d = os.path.join(out, "guest", "advise")
+    kallsyms = os.path.join(d, "kallsyms.txt")
+    lines = [l.split() for l in open(kallsyms) if l.strip()]
+    text = next(int(f[0], 16) for f in lines if len(f) >= 3 and f[2] == "_text")
+    slide = text - LINK_TEXT
+    expect(slide % KASLR_ALIGN == 0, f"KASLR slide {slide:#x} is not a 2 MiB multiple")
+    mapped = os.path.join(d, "System.map.derived")
+    with open(mapped, "w") as m:
+        for f in lines:
+            if len(f) == 3 and int(f[0], 16) >= LINK_TEXT + slide:  # core kernel lines only
+                m.write(f"{int(f[0], 16) - slide:016x} {f[1]} {f[2]}\n")
+    r = subprocess.run([os.environ["EXITSCOPE_BIN"], "report", "--by", "rip", "--json", "--guest-kallsyms", kallsyms,
+                        "--guest-system-map", mapped, os.path.join(d, "cpuid.dat")], capture_output=True, text=True)
+    expect(r.returncode in (0, 65), f"report --by rip with real kallsyms: exit {r.returncode}: {r.stderr.strip()}")
+    if r.returncode in (0, 65):
+        sym = json.loads(r.stdout)["symbols"]
+        expect(f"moved by {slide:#x}" in sym, f"pair slide not {slide:#x}: {sym}")
+        expect("functions" in sym and len(lines) > 50000, f"real kallsyms too small or unread: {sym}")
+
+
 def main():
     check, out = sys.argv[1], sys.argv[2]
     n = iterations(out)
@@ -75,6 +104,8 @@ def main():
     elif check == "msr_loop":
         # KVM hands the filtered WRMSR to the VMM and traces no kvm_msr for it: named by the KVM_EXIT.
         check_flagged(out, "wrmsr_to_user", "msr", "registers", f"KVM_EXIT_X86_WRMSR, index not traced) ×{n}")
+    elif check == "real_kallsyms":
+        check_real_kallsyms(out)
     elif check == "not_flagged":
         # KVM switches DRs lazily: one DR exit per run, never a burst.
         check_not_flagged(out, "mov_to_dr7", ["dr-burst", "vmm-doorbell", "msr", "timer", "vmm-halt"])
