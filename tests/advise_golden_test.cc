@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -134,6 +135,32 @@ TEST(AdviseCli, MissingFileAndBadSlideAreUsageErrors) {
   EXPECT_EQ(Advise("--guest-kaslr-slide zz " + Trace("nested-svm-6.1/kvmprobe-200.trace.dat")).rc, 64);
   EXPECT_EQ(Advise("--guest-system-map /boot/System.map-does-not-exist " +
                    Trace("nested-svm-6.1/kvmprobe-200.trace.dat")).rc, 66);
+}
+
+}  // namespace
+
+namespace {
+
+// Finding ids with their matched exit counts: what a reader change must not move.
+std::map<std::string, uint64_t> FindingCounts(const std::string& rel) {
+  int rc;
+  auto j = AdviseJson(rel, &rc);
+  std::map<std::string, uint64_t> out;
+  if (j.is_discarded()) return out;
+  for (const auto& f : j["findings"]) out[f["id"]] = f["exits"].get<uint64_t>();
+  return out;
+}
+
+// One run rendered (trace-cmd report text) or captured twice (dual-5000: trace-cmd and perf at once):
+// every reader must lead the advisor to the same findings over the same exits.
+TEST(AdviseFacts, SameFindingsFromEveryFormatOfOneRun) {
+  if (!std::filesystem::exists(Trace("nested-svm-6.1/dual-5000/perf.data"))) GTEST_SKIP();
+  auto dat = FindingCounts("nested-svm-6.1/kvmprobe-200.trace.dat");
+  EXPECT_EQ(dat, FindingCounts("nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt"));
+  EXPECT_EQ(dat, (std::map<std::string, uint64_t>{{"vmm-doorbell", 400}, {"msr", 600}, {"vmm-halt", 199}}));
+  auto dual = FindingCounts("nested-svm-6.1/dual-5000/trace.dat");
+  EXPECT_FALSE(dual.empty());
+  EXPECT_EQ(dual, FindingCounts("nested-svm-6.1/dual-5000/perf.data"));
 }
 
 }  // namespace
