@@ -7,6 +7,6 @@ BUILD_DIR=${BUILD_DIR:-build}
 bash scripts/install-deps.sh --build
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target exitscope
-sample=${1:-samples/kvmprobe-svm/trace.dat}
+sample=${1:-samples/bench-svm/trace.dat}
 echo "+ exitscope report $sample"
 "$BUILD_DIR/exitscope" report "$sample"
