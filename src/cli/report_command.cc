@@ -62,7 +62,7 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--from", from_s, "start of the time window, seconds from the first event");
   app.add_option("--to", to_s, "end of the time window, seconds from the first event");
   app.add_option("--top", options.top, "show only the N reasons with most exits per group");
-  app.add_flag("--json", json, "one JSON object (schema_version 1) instead of tables");
+  app.add_flag("--json", json, "one JSON object (schema_version 2) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   app.add_option("--input-format,--format", input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")
