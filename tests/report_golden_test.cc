@@ -13,24 +13,17 @@
 #include <sstream>
 #include <sys/wait.h>
 
+#include "test_util.h"
+
 namespace {
 
 const std::string kShared = EXITSCOPE_SHARED_DIR;
 const std::string kGolden = std::string(EXITSCOPE_TESTDATA_DIR) + "/golden";
 
-struct CliRun {
-  std::string out;
-  int status = -1;
-};
+using CliRun = exitscope::testing::CommandResult;
 
 CliRun Exitscope(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((std::string(EXITSCOPE_BINARY) + " report " + args + " 2>/dev/null").c_str(), "r");
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  CliRun r = exitscope::testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report " + args + " 2>/dev/null");
   size_t pos;
   while ((pos = r.out.find(kShared)) != std::string::npos) r.out.replace(pos, kShared.size(), "$SHARED");
   return r;
