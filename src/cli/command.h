@@ -38,5 +38,6 @@ int RunReportCommand(int argc, char** argv);
 int RunDumpCommand(int argc, char** argv);
 int RunRecordCommand(int argc, char** argv);
 int RunTopCommand(int argc, char** argv);
+int RunBenchCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -12,6 +12,7 @@ std::span<const Command> Commands() {
       {"record", "record VM exits on this host into a trace.dat (own tracefs instance)",
        RunRecordCommand},
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
+      {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
   };
   return kCommands;
 }
