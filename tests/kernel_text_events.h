@@ -12,19 +12,9 @@
 
 #include "decode/exit_reasons.h"
 #include "sources/event_source.h"
+#include "test_util.h"
 
 namespace exitscope::testing {
-
-inline std::string ReadGzip(const std::string& path) {
-  std::string out;
-  FILE* p = popen(("gzip -dc '" + path + "'").c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
 
 inline uint64_t Num(std::string_view s, size_t pos, int base) {
   return std::strtoull(std::string(s.substr(pos, 24)).c_str(), nullptr, base);

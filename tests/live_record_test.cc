@@ -18,22 +18,14 @@
 #include "live/live_recorder.h"
 #include "live/stop_signal.h"
 #include "live/trace_pipe_reader.h"
+#include "test_util.h"
 
 namespace exitscope {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 65536> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
-}
+std::string Shell(const std::string& cmd) { return testing::ReadCommand(cmd); }
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);

@@ -133,7 +133,58 @@ TEST(ReportTest, LossMarksTheResultPartial) {
   } src(v, meta);
   Report r = BuildReport(src, ReportOptions{});
   EXPECT_TRUE(r.partial);
-  EXPECT_NE(RenderTextReport(r).find("PARTIAL RESULT"), std::string::npos);
+  // The first line names what made it partial.
+  std::string text = RenderTextReport(r);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "PARTIAL RESULT: 1 open exit dropped by lost events (see diagnostics)");
+  // The dropped exit is still counted by reason, untimed: 20 exits, 19 timed.
+  EXPECT_EQ(r.totals.reported, 20u);
+  EXPECT_EQ(r.totals.all.count, 19u);
+}
+
+// An exit whose entry was lost is counted by its reason (COUNT), not timed (UNTIMED), and filters
+// apply to it as to timed exits.
+TEST(ReportTest, UntimedExitsAreCountedByReason) {
+  TraceMeta meta;
+  auto v = SmallVmxTrace();
+  // Drop the entries of HLT exits 3 and 7 (events 5*i+1): each HLT's exit is then followed by the
+  // thread's next HLT exit.
+  v.erase(v.begin() + 36);
+  v.erase(v.begin() + 16);
+  VectorSource src(v, meta);
+  Report r = BuildReport(src, ReportOptions{});
+  ASSERT_EQ(r.groups.size(), 1u);
+  const GroupReport& g = r.groups[0];
+  ASSERT_EQ(g.reasons.size(), 2u);
+  EXPECT_EQ(g.reasons[0].name, "HLT");  // ties on count (10 each): more time first
+  EXPECT_EQ(g.reasons[0].count, 10u);
+  EXPECT_EQ(g.reasons[0].stats.count, 8u);
+  EXPECT_EQ(g.reasons[1].count, 10u);
+  EXPECT_EQ(g.reasons[1].stats.count, 10u);
+  EXPECT_EQ(g.count, 20u);
+  EXPECT_DOUBLE_EQ(g.reasons[0].pct_count, 50.0);
+  EXPECT_EQ(r.totals.untimed, 2u);
+  std::string text = RenderTextReport(r);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "PARTIAL RESULT: 2 exits lost their entry (see diagnostics)");
+  EXPECT_NE(text.find("UNTIMED"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(\n  HLT +(\S+) +(\S+) +(\S+))"))) << text;
+  EXPECT_EQ(m[1], "10");
+  EXPECT_EQ(m[2], "2");
+  EXPECT_EQ(m[3], "50.00%");
+  auto j = nlohmann::json::parse(RenderJsonReport(r));
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["count"], 10);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["timed_count"], 8);
+  EXPECT_EQ(j["totals"]["reported"]["count"], 20);
+  EXPECT_EQ(j["totals"]["reported"]["timed_count"], 18);
+
+  ReportOptions hlt_only;
+  hlt_only.reason = "HLT";
+  hlt_only.from_s = 0.00025;  // exits 3..9: HLT 3 and 7 among them, untimed
+  VectorSource again(v, meta);
+  Report f = BuildReport(again, hlt_only);
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].count, 7u);
+  EXPECT_EQ(f.groups[0].total.count, 5u);
 }
 
 // perf kvm stat report's rows: name → {samples, min us, max us, avg us}.
@@ -157,8 +208,8 @@ std::map<std::string, PerfRow> ReadPerfKvmStat(const std::string& path) {
 // The same run as perf kvm stat saw it: per-reason counts must be equal. perf pairs each exit with
 // the next entry of the thread, as we do. Two things the README points at:
 //  - hlt: 5,000 kvm_exit but 4,999 timed. kvmprobe's last HLT goes to userspace (KVM_EXIT_HLT) and the
-//    program exits without KVM_RUN again, so that exit has no kvm_entry: we count it as
-//    pair.final_exit_without_entry (info), perf silently drops it.
+//    program exits without KVM_RUN again, so that exit has no kvm_entry: we count it (hlt COUNT 5,000,
+//    4,999 timed) with pair.final_exit_without_entry (info); perf silently drops it.
 //  - read_dr7: 5,028, not the 5,000 the guest loop executes. On the first DR access KVM/SVM clears the
 //    DR intercepts and re-enters without skipping the MOV (the guest re-executes it natively); the next
 //    exit of any kind re-arms them. When a host interrupt (the `interrupt` exits) lands between that
@@ -183,7 +234,8 @@ TEST(ReportTest, Dual5000KernelTextMatchesPerfKvmStat) {
   for (const auto& row : r.groups[0].reasons) {
     ASSERT_TRUE(perf.count(row.name)) << row.name;
     const PerfRow& p = perf[row.name];
-    EXPECT_EQ(row.stats.count, p.samples) << row.name;
+    EXPECT_EQ(row.stats.count, p.samples) << row.name;  // perf's Samples are the timed exits
+    EXPECT_EQ(row.count, p.samples + (row.name == "hlt" ? 1 : 0)) << row.name;  // we count every exit
     // Times: perf.data and this text are separate sinks, each reading the clock when its own
     // callback runs (the text instance even has its own trace clock, at microsecond resolution).
     // Under TCG writing one sink costs microseconds, so the text's exit→entry window is shorter than

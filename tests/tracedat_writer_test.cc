@@ -17,6 +17,7 @@
 
 #include "sinks/tracedat_writer.h"
 #include "sources/event_source.h"
+#include "test_util.h"
 
 namespace exitscope {
 namespace {
@@ -24,12 +25,7 @@ namespace {
 const std::string kTrace =
     std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::ReadFile;
 
 template <typename T>
 T Get(const std::string& b, size_t off) {
@@ -168,16 +164,7 @@ Extracted Extract(const std::string& f) {
   return x;
 }
 
-std::string RunShell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 65536> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
-}
+std::string RunShell(const std::string& cmd) { return testing::ReadCommand(cmd); }
 
 class TraceDatWriterTest : public ::testing::Test {
  protected:

@@ -10,13 +10,24 @@
 namespace exitscope {
 
 int RunRecordCommand(int argc, char** argv) {
-  CLI::App app{
-      "Records VM exits on this KVM host into a trace.dat (v7, zstd) for `exitscope report` or\n"
-      "`trace-cmd report`. Safe on a production host: it traces in its own tracefs instance\n"
-      "(instances/exitscope-<pid>), never the top-level buffer kvm_stat/trace-cmd/perf use, removes\n"
-      "it on exit (Ctrl-C, SIGTERM, --duration) and removes the leftovers of a run killed with\n"
-      "SIGKILL. Events the kernel lost are reported per CPU, never hidden.",
-      "exitscope record"};
+  CLI::App app{"exitscope record: record VM exits on this KVM host into a trace.dat", "exitscope record"};
+  app.footer(std::string(
+                 "Writes a trace.dat (v7, zstd) that `exitscope report`, `exitscope dump` and `trace-cmd\n"
+                 "report` read. Safe on a production host: it traces in its own tracefs instance\n"
+                 "(instances/exitscope-<pid>), never the top-level buffer kvm_stat/trace-cmd/perf use, removes\n"
+                 "it on exit (Ctrl-C, SIGTERM, --duration) and removes the leftovers of a run killed with\n"
+                 "SIGKILL. Events the kernel lost are reported per CPU on stderr, never hidden, even with -q.\n"
+                 "The default events include kvm_exit and kvm_entry, so every exit can be timed.\n\n") +
+             kHelpLiveNeeds +
+             "\n\n"
+             "Examples:\n"
+             "  sudo exitscope record -o trace.dat --duration 10   # all VMs for 10 s\n"
+             "  sudo exitscope record -o vm.dat -p $(pidof qemu-system-x86_64)   # one VM until Ctrl-C\n"
+             "  sudo exitscope record -o all.dat -e 'kvm:*' -b 8192   # every kvm event, bigger buffers\n"
+             "  exitscope report trace.dat\n\n"
+             "Exit status: 0 complete; 65 the recording is written but PARTIAL (the kernel lost events:\n"
+             "use a larger -b or fewer -e); 64 bad option; 69 no tracefs or no kvm events (module not\n"
+             "loaded); 74 cannot write the output or read tracefs; 77 permission denied (run as root).");
   RecordOptions opt;
   app.add_option("-o,--output", opt.output, "trace.dat to write")->required();
   app.add_option("-p,--pid", opt.pid, "only the threads of this process (the VM's QEMU)");

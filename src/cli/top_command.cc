@@ -16,11 +16,21 @@
 namespace exitscope {
 
 int RunTopCommand(int argc, char** argv) {
-  CLI::App app{
-      "Shows VM exits on this KVM host live: exits/s per VM, per vCPU thread and per exit reason,\n"
-      "with handling-time percentiles over each interval. Traces in its own tracefs instance and\n"
-      "removes it on exit. Lost events are shown per CPU.",
-      "exitscope top"};
+  CLI::App app{"exitscope top: VM exits on this KVM host, live", "exitscope top"};
+  app.footer(std::string(
+                 "Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
+                 "percentiles (kvm_exit to kvm_entry) over the interval. Traces in its own tracefs instance\n"
+                 "and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
+                 "shown per CPU with it: that interval's numbers are partial.\n\n") +
+             kHelpLiveNeeds +
+             "\n\n"
+             "Examples:\n"
+             "  sudo exitscope top                       # refresh every second until Ctrl-C\n"
+             "  sudo exitscope top -d 5 -n 12 --rows 5   # one minute in 5 s steps\n"
+             "  sudo exitscope top -p $(pidof qemu-system-x86_64) --reason HLT\n"
+             "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n\n"
+             "Exit status: 0 done; 64 bad option; 69 no tracefs or no kvm events (module not loaded);\n"
+             "74 I/O error; 77 permission denied (run as root).");
   double delay_s = 1.0;
   int count = 0, pid = 0;
   std::string reason, tracefs;

@@ -6,6 +6,7 @@
 
 #include "decode/kvm_decoder.h"
 #include "decode/tracing_data.h"
+#include "sources/mapped_file.h"
 #include "sources/perfdata_source.h"
 #include "sources/text_line_reader.h"
 #include "sources/text_reader.h"
@@ -27,15 +28,7 @@ Error Unsupported(const std::string& path, std::string_view what) {
 
 Result<InputFormat> DetectInputFormat(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    int err = errno;
-    if (err == EACCES || err == EPERM) {
-      return MakeError(kExitNoPerm, "input.permission", "cannot read '" + path + "': " + std::strerror(err),
-                       "trace files written by root are often mode 0600; use sudo or chmod");
-    }
-    return MakeError(kExitNoInput, "input.missing", "cannot open '" + path + "': " + std::strerror(err),
-                     "check the path; trace-cmd writes trace.dat in the directory it ran in");
-  }
+  if (!f) return InputOpenError(path, errno);
   uint8_t head[64] = {};
   size_t n = std::fread(head, 1, sizeof head, f);
   std::fclose(f);

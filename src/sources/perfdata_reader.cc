@@ -54,7 +54,7 @@ std::string ClockName(int32_t clockid) {
 
 Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path,
                                                          Diagnostics* diagnostics) {
-  auto in = MappedInput::Open(path);
+  auto in = MappedFile::Open(path);
   if (!in) return in.error();
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
   f->input_ = std::move(in.value());

@@ -17,7 +17,7 @@
 #include "model/diagnostics.h"
 #include "model/result.h"
 #include "model/trace_meta.h"
-#include "sources/mapped_input.h"
+#include "sources/mapped_file.h"
 
 namespace exitscope {
 
@@ -83,7 +83,7 @@ class PerfDataFile {
   void ScanRecords();  // metadata pass: COMM/FORK/EXIT, pipe-mode HEADER_* records, counts
   void FinishAttrs();
 
-  std::unique_ptr<MappedInput> input_;
+  std::unique_ptr<MappedFile> input_;
   Diagnostics* diagnostics_ = nullptr;
   bool pipe_mode_ = false;
   std::vector<PerfAttr> attrs_;

@@ -14,7 +14,7 @@ bool LooksGzip(const uint8_t* data, size_t size) {
 }
 
 Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(const std::string& path) {
-  auto in = MappedInput::Open(path);
+  auto in = MappedFile::Open(path);
   if (!in) return in.error();
   std::unique_ptr<TextLineReader> r(new TextLineReader());
   r->input_ = std::move(in.value());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "model/result.h"
-#include "sources/mapped_input.h"
+#include "sources/mapped_file.h"
 
 namespace exitscope {
 
@@ -33,7 +33,7 @@ class TextLineReader {
   TextLineReader() = default;
   bool FillGzip();  // inflates more into buf_; false when the stream has nothing more
 
-  std::unique_ptr<MappedInput> input_;
+  std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
   bool truncated_ = false;
   size_t pos_ = 0;                // plain: offset of the next line in the map
