@@ -27,5 +27,6 @@ int RunDumpCommand(int argc, char** argv);
 int RunRecordCommand(int argc, char** argv);
 int RunTopCommand(int argc, char** argv);
 int RunBenchCommand(int argc, char** argv);
+int RunAdviseCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -13,6 +13,7 @@ std::span<const Command> Commands() {
        RunRecordCommand},
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
+      {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
   };
   return kCommands;
 }

@@ -7,6 +7,7 @@
 
 #include "analysis/report_pipeline.h"
 #include "cli/command.h"
+#include "cli/rip_report.h"
 #include "decode/exit_reasons.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
@@ -29,6 +30,8 @@ Examples:
   exitscope report --reason EPT_VIOLATION trace.dat # only one reason (any spelling: npf, EXIT_NPF)
   exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
+  exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
+  exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
 
 Detail breakdowns (MSR index, I/O port, MMIO GPA, CR, hypercall, KVM_EXIT_* of exits that
 went to the VMM) appear when the trace holds kvm_msr / kvm_pio / kvm_mmio / kvm_cr /
@@ -54,8 +57,10 @@ int RunReportCommand(int argc, char** argv) {
   int pid = -1, vcpu = -1;
   std::string reason;
   app.add_option("FILE", path, "trace.dat, perf.data or trace text")->required();
-  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu")
-      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu"}));
+  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu, rip (top guest RIPs per reason)")
+      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu", "rip"}));
+  RipReportArgs rip_args;
+  AddRipReportOptions(app, &rip_args);
   app.add_option("--pid", pid, "only this VM (host pid) or vCPU thread (tid)");
   app.add_option("--vcpu", vcpu, "only this vCPU index");
   app.add_option("--reason", reason, "only this exit reason (HLT, EPT_VIOLATION, npf, EXIT_IOIO …)");
@@ -93,6 +98,9 @@ int RunReportCommand(int argc, char** argv) {
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
+  if (by == "rip" || !rip_args.folded.empty()) {
+    return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip"}, rip_args);
+  }
   auto source = OpenKvmEventSource(path, fmt);
   if (!source.ok()) return PrintError(source.error());
 
