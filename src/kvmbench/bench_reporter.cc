@@ -11,6 +11,16 @@ namespace {
 
 std::string Hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
+// Where the "exits" column comes from, said wherever it is shown (arch/x86/kvm/x86.c counts
+// vcpu->stat.exits once per pass through vcpu_enter_guest).
+constexpr const char* kExitsSource =
+    "KVM's per-vCPU binary stat 'exits' over the reported run (returns to KVM's run loop, not per "
+    "iteration); `exitscope record` during the bench counts kvm_exit events per reason instead";
+constexpr const char* kEmulatedNote =
+    "this KVM has no VMX/SVM (kvm_pvm): it runs the bench guest in its instruction emulator, so "
+    "there are no hardware exits or kvm_exit events, and 'exits' counts emulation batches (up to "
+    "kvm_pvm's pvm_emul_batch instructions each); cycles are emulator costs";
+
 // Percent change of current over baseline; lower cycles are better, so negative is an improvement.
 std::optional<double> ChangePct(const BenchResult& r, const Baseline* baseline) {
   if (!baseline || !r.skip_reason.empty()) return std::nullopt;
@@ -54,8 +64,10 @@ void PrintTestList(FILE* out) {
 }
 
 void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) {
-  std::fprintf(out, "exitscope bench on %s (%s, kernel %s, TSC %.3f MHz)\n", report.device.c_str(),
+  std::fprintf(out, "exitscope bench on %s (%s, %s, kernel %s, TSC %.3f MHz)\n",
+               report.device.c_str(),
                report.vendor_id.empty() ? "unknown vendor" : report.vendor_id.c_str(),
+               report.kvm_module.empty() ? "kvm" : report.kvm_module.c_str(),
                report.kernel_release.c_str(), static_cast<double>(report.tsc_khz) / 1000.0);
   std::fprintf(out, "%-20s %12s %12s %11s %10s %12s", "test", "cycles/iter", "ns/iter", "iterations",
                "exits", "rip");
@@ -81,8 +93,8 @@ void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) 
     std::fprintf(out, "\n");
   }
   if (baseline) std::fprintf(out, "change: cycles/iter against the baseline; lower is better\n");
-  std::fprintf(out,
-               "exits: KVM's per-vCPU exit count during the reported run (not per iteration)\n");
+  std::fprintf(out, "exits: %s\n", kExitsSource);
+  if (report.emulated_guest) std::fprintf(out, "note: %s\n", kEmulatedNote);
 }
 
 nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline) {
@@ -94,6 +106,9 @@ nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline) {
                   {"tsc_khz", report.tsc_khz},
                   {"fixed_iterations", report.fixed_iterations},
                   {"min_time_ms", report.min_time_ms},
+                  {"kvm_module", report.kvm_module},
+                  {"emulated_guest", report.emulated_guest},
+                  {"exits_source", kExitsSource},
                   {"exitscope_version", EXITSCOPE_VERSION}};
   j["tests"] = nlohmann::json::array();
   for (const auto& r : report.results) {

@@ -47,6 +47,8 @@ struct BenchReport {
   uint64_t tsc_khz = 0;
   uint64_t fixed_iterations = 0;
   uint64_t min_time_ms = 0;
+  std::string kvm_module;       // kvm_intel, kvm_amd, kvm_pvm or ""
+  bool emulated_guest = false;  // KvmHost::EmulatesGuest(): no hardware exits on this host
   std::vector<BenchResult> results;
 };
 

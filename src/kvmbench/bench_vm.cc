@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -126,6 +128,28 @@ class Watchdog {
   struct sigaction old_ = {};
 };
 
+// The vendor module that registered /dev/kvm: built-in or loaded, each has /sys/module/<name>.
+std::string DetectKvmModule() {
+  for (const char* m : {"kvm_intel", "kvm_amd", "kvm_pvm"}) {
+    if (access(fmt::format("/sys/module/{}", m).c_str(), F_OK) == 0) return m;
+  }
+  return {};
+}
+
+bool CpuinfoHasHwVirt() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      if (w == "vmx" || w == "svm") return true;
+    }
+    return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 KvmHost::~KvmHost() {
@@ -158,6 +182,8 @@ Result<std::unique_ptr<KvmHost>> OpenKvmHost(const std::string& device) {
   host->user_msr = has(KVM_CAP_X86_USER_SPACE_MSR) && has(KVM_CAP_X86_MSR_FILTER);
   host->ioeventfd = has(KVM_CAP_IOEVENTFD);
   host->stats_fd = has(KVM_CAP_BINARY_STATS_FD);
+  host->kvm_module = DetectKvmModule();
+  host->hw_virt = CpuinfoHasHwVirt();
 
   // The vendor string KVM would show the guest (CPUID leaf 0 EBX:EDX:ECX).
   CpuidBuffer cpuid;

@@ -27,6 +27,14 @@ struct KvmHost {
   bool user_msr = false;   // KVM_CAP_X86_USER_SPACE_MSR and KVM_CAP_X86_MSR_FILTER
   bool ioeventfd = false;  // KVM_CAP_IOEVENTFD
   bool stats_fd = false;   // KVM_CAP_BINARY_STATS_FD
+  // The vendor module behind /dev/kvm (kvm_intel, kvm_amd, kvm_pvm; "" if none is visible) and
+  // whether /proc/cpuinfo shows hardware virtualization (vmx or svm).
+  std::string kvm_module;
+  bool hw_virt = false;
+  // KVM without VMX/SVM (kvm_pvm, the Pagetable-based VM): our guest is not PVM-enlightened, so KVM
+  // runs it in its x86 instruction emulator. There are no hardware exits then: no kvm_exit events,
+  // and the "exits" stat counts returns to KVM's run loop, each after a batch of emulated instructions.
+  bool EmulatesGuest() const { return kvm_module == "kvm_pvm" || (!hw_virt && kvm_module.empty()); }
   ~KvmHost();
 };
 

@@ -6,5 +6,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$1 BIN=$2
 rm -rf "$OUT"
 "$HERE/../run.sh" --script "$HERE/suite.sh" --out "$OUT" --exitscope "$BIN" \
-  --file "$HERE/../guest/record-dual.sh" --timeout 420 --stall 150
+  --file "$HERE/../guest/record-dual.sh" --file "$HERE/../guest/live-steps.sh" --timeout 480 --stall 150
 "$HERE/../render-recording.sh" "$OUT/guest/rec"
+# The peer reads what `exitscope record` wrote (checked by kvmhost.live_trace_cmd_reads_record).
+if [ -s "$OUT/guest/live/trace.dat" ]; then
+  trace-cmd report -i "$OUT/guest/live/trace.dat" > "$OUT/guest/live/trace-cmd-report.txt" \
+    2> "$OUT/guest/live/trace-cmd-report.err" || echo $? > "$OUT/guest/live/trace-cmd-report.rc"
+fi

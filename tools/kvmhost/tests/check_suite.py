@@ -232,6 +232,8 @@ def check(name, out):
                    f"perf kvm stat cpuid samples {m and m.group(1)}, trace-cmd {cpuid_all}")
     elif name in ("report_agrees_with_bench", "dump_cpuid_rip"):
         report_checks(name, rec if os.path.isdir(rec) else out)
+    elif name.startswith("live_"):
+        live_checks(name, os.path.join(guest, "live"))
     else:
         failures.append(f"unknown check {name}")
 
@@ -281,6 +283,73 @@ def report_checks(name, rec):
     expect(user_io == want_user_io, f"exitscope report: {user_io} io exits to userspace, want {want_user_io}")
 
 
+def read_text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def live_checks(name, live):
+    """`exitscope record` / `top` on the live harness host (tools/kvmhost/guest/live-steps.sh)."""
+    if name == "live_record":
+        expect(read_text(os.path.join(live, "record.rc")).strip() == "0",
+               f"record exited {read_text(os.path.join(live, 'record.rc')).strip()}: "
+               f"{read_text(os.path.join(live, 'record.err'))!r}")
+        err = read_text(os.path.join(live, "record.err"))
+        m = re.search(r"exitscope record: wrote .*?: (\d+) events", err)
+        expect(m and int(m.group(1)) > 0, f"record summary missing or no events: {err!r}")
+        expect("lost events" not in err, f"record lost events: {err!r}")
+        expect(read_text(os.path.join(live, "top.rc")).strip() == "0",
+               f"top exited {read_text(os.path.join(live, 'top.rc')).strip()}: "
+               f"{read_text(os.path.join(live, 'top.err'))!r}")
+    elif name in ("live_report_agrees_with_bench", "live_dump_cpuid_rip"):
+        report_checks(name[len("live_"):], live)
+    elif name == "live_trace_cmd_reads_record":
+        expect(not os.path.exists(os.path.join(live, "trace-cmd-report.rc")),
+               f"trace-cmd report failed: {read_text(os.path.join(live, 'trace-cmd-report.err'))!r}")
+        work = tests_by_name(load_json(os.path.join(live, "bench.json")))
+        trace = parse_trace_cmd(os.path.join(live, "trace-cmd-report.txt"))
+        expect(trace.total_exits > 0, "trace-cmd report shows no kvm_exit in the recording")
+        for tname, t in work.items():
+            svm_expectations(tname, t["iterations"], _At(trace, t["exit_rip"]))
+        # Both readers see the same number of exits in the file.
+        ours = sum(1 for l in exitscope("dump", "--json", "-e", "kvm_exit",
+                                        os.path.join(live, "trace.dat")).splitlines() if l.strip())
+        expect(ours == trace.total_exits, f"exitscope dump {ours} kvm_exit, trace-cmd {trace.total_exits}")
+    elif name == "live_top_json":
+        work = tests_by_name(load_json(os.path.join(live, "bench.json")))
+        bench_pid = int(read_text(os.path.join(live, "bench.pid")))
+        lines = [json.loads(l) for l in read_text(os.path.join(live, "top.jsonl")).splitlines() if l]
+        expect(len(lines) >= 2, f"top printed {len(lines)} intervals")
+        reasons, vm_exits, lost = collections.Counter(), 0, 0
+        for doc in lines:
+            expect(doc.get("schema") == "exitscope.top/1", f"top schema {doc.get('schema')}")
+            for r in doc["reasons"]:
+                reasons[r["reason"]] += r["exits"]
+            vm_exits += sum(v["exits"] for v in doc["vms"] if v.get("pid") == bench_pid)
+            lost += sum(doc["lost_per_cpu"])
+        expect(lost == 0, f"top reported {lost} lost events")
+        for reason, test in (("cpuid", "cpuid"), ("hlt", "hlt"), ("hypercall", "vmcall")):
+            n = work[test]["iterations"]
+            expect(reasons[reason] == n, f"top: {reasons[reason]} {reason} exits, bench ran {n}")
+        want = sum(work[t]["iterations"] for t in ("cpuid", "hlt", "vmcall", "inl_from_user"))
+        expect(vm_exits >= want, f"top: {vm_exits} exits of the bench VM (pid {bench_pid}), want >= {want}")
+    elif name == "live_cleanup":
+        state = {k: read_text(os.path.join(live, f"state-{k}.txt"))
+                 for k in ("before", "after-sigint", "after-sigkill", "after-rerun")}
+        expect("tracing_on 0" in state["before"] and "kvm/kvm_pio/enable 1" in state["before"],
+               f"the test did not set its distinctive top-level state: {state['before']!r}")
+        expect("exitscope-" not in state["before"], f"instances before: {state['before']!r}")
+        for k in ("after-sigint", "after-rerun"):
+            expect(state[k] == state["before"], f"tracefs {k} differs from before:\n{state[k]}")
+        killed = read_text(os.path.join(live, "killed.pid")).strip()
+        expect(f"exitscope-{killed}" in state["after-sigkill"],
+               f"SIGKILL left no instance exitscope-{killed} to clean (test did not exercise it)")
+        expect(read_text(os.path.join(live, "rerun.rc")).strip() == "0",
+               f"rerun after SIGKILL: {read_text(os.path.join(live, 'rerun.err'))!r}")
+    else:
+        failures.append(f"unknown check {name}")
+
+
 class _At:
     def __init__(self, trace, rip):
         self.exits, self.user, self.details = trace.exits[rip], trace.user[rip], trace.details[rip]
@@ -292,7 +361,7 @@ def main():
         return 2
     try:
         check(sys.argv[1], sys.argv[2])
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, IndexError) as e:
         failures.append(f"{type(e).__name__}: {e}")
     for f in failures:
         print(f"FAIL {sys.argv[1]}: {f}")

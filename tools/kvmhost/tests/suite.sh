@@ -13,3 +13,6 @@ rc=0; exitscope bench --test no_such_test > /dev/null 2> bench-badtest.err || rc
 echo "$rc" > bench-badtest.rc
 # One fixed-iteration run of every test, recorded by trace-cmd and perf at once.
 sh /kvmhost/record-dual.sh /out/rec exitscope bench --iterations 25 --json
+# Live: exitscope record + top --json during one bench run; SIGINT, SIGKILL + rerun clean-up.
+rc=0; sh /kvmhost/live-steps.sh /out/live || rc=$?
+echo "$rc" > live-steps.rc
