@@ -12,7 +12,8 @@ add_test(NAME kvmhost.advise_boot
                  --out ${ADVISE_KVMHOST_OUT} --exitscope $<TARGET_FILE:exitscope> --timeout 480 --stall 150)
 set_tests_properties(kvmhost.advise_boot PROPERTIES LABELS kvmhost TIMEOUT 600
                      FIXTURES_SETUP kvmhost_advise RESOURCE_LOCK kvmhost_qemu)
-foreach(check mmio_doorbell pio_doorbell vmm_halt tsc_deadline msr_loop not_flagged real_kallsyms)
+foreach(check mmio_doorbell pio_doorbell vmm_halt tsc_deadline msr_loop dr_burst dr_burst_lazy not_flagged
+              real_kallsyms)
   add_test(NAME kvmhost.advise_${check}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/kvmhost/tests/check_advise.py
                    ${check} ${ADVISE_KVMHOST_OUT})

@@ -86,6 +86,55 @@ TEST(AdviseRules, DrBurstsAreFlaggedAndPricedAsAllButTheFirst) {
   EXPECT_EQ(f->pricing.confidence, Confidence::kHigh);
 }
 
+std::string EvidenceValue(const Finding& f, std::string_view name) {
+  for (const auto& e : f.evidence) {
+    if (e.name == name) return e.value;
+  }
+  return "<no " + std::string(name) + ">";
+}
+
+// A context switch's DR sequence as SVM traces it (one reason per register and direction), under host
+// guest debugging: every access exits. Durations differ per position, so the saving must be the
+// repeats' share of DR time, not a per-position sum.
+TEST(AdviseRules, SvmDrBurstsNameTheirLengthsAndRegisters) {
+  const uint32_t seq[] = {kSvmReadDr0 + 7, kSvmReadDr0 + 6, kSvmWriteDr0 + 7, kSvmWriteDr0 + 0,
+                          kSvmWriteDr0 + 1, kSvmWriteDr0 + 2, kSvmWriteDr0 + 3, kSvmWriteDr0 + 6,
+                          kSvmWriteDr0 + 7, kSvmReadDr0 + 0, kSvmReadDr0 + 1, kSvmReadDr0 + 2,
+                          kSvmReadDr0 + 3, kSvmReadDr0 + 6, kSvmReadDr0 + 7, kSvmWriteDr0 + 7};
+  Stream s;
+  for (int i = 0; i < 30; ++i) {
+    s.Exit(100, Isa::kSvm, kSvmCpuid, 500);
+    for (size_t k = 0; k < std::size(seq); ++k) s.Exit(100, Isa::kSvm, seq[k], k == 0 ? 3000 : 1000);
+    s.Gap(50000);
+  }
+  s.Exit(100, Isa::kSvm, kSvmCpuid, 500).Exit(100, Isa::kSvm, kSvmWriteDr0 + 7, 1000);  // a lone access
+  Advice a = s.Run();
+  const Finding* f = Find(a, "dr-burst");
+  ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
+  EXPECT_EQ(f->exits, 30u * 16 + 1);
+  EXPECT_EQ(EvidenceValue(*f, "burst lengths"), "16 ×30, 1 ×1");
+  EXPECT_NE(EvidenceValue(*f, "registers").find("write DR7 ×91"), std::string::npos) << EvidenceValue(*f, "registers");
+  const uint64_t dr_ns = 30 * (3000 + 15 * 1000) + 1000;
+  EXPECT_EQ(f->time_ns, dr_ns);
+  EXPECT_EQ(f->pricing.saving_ns, dr_ns * (30 * 15) / (30 * 16 + 1));
+}
+
+TEST(AdviseRules, VmxDrAccessQualificationNamesTheRegister) {
+  Stream s;
+  for (int i = 0; i < 20; ++i) {
+    s.Exit(100, Isa::kVmx, kVmxCpuid, 500);
+    for (uint64_t dr : {0, 1, 2, 3}) s.Exit(100, Isa::kVmx, kVmxDrAccess, 1000, 0xffffffff81000010, {}, dr);
+    s.Exit(100, Isa::kVmx, kVmxDrAccess, 1000, 0xffffffff81000010, {}, 0x10 | 7);  // MOV from DR7
+  }
+  Advice a = s.Run();
+  const Finding* f = Find(a, "dr-burst");
+  ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
+  EXPECT_EQ(EvidenceValue(*f, "burst lengths"), "5 ×20");
+  EXPECT_NE(EvidenceValue(*f, "registers").find("read DR7 ×20"), std::string::npos) << EvidenceValue(*f, "registers");
+  EXPECT_NE(EvidenceValue(*f, "registers").find("write DR3 ×20"), std::string::npos) << EvidenceValue(*f, "registers");
+  EXPECT_EQ(f->pricing.saving_ns, 20u * 4 * 1000);
+}
+
 TEST(AdviseRules, LazyDrSwitchingIsNotFlagged) {
   Stream s;  // one DR exit per iteration, as KVM with lazy switching produces (nested-svm fixture)
   for (int i = 0; i < 200; ++i) {

@@ -15,6 +15,7 @@ std::string SkipReason(const BenchTest& test, const KvmHost& host) {
     return "kernel lacks KVM_CAP_X86_USER_SPACE_MSR / KVM_CAP_X86_MSR_FILTER (Linux >= 5.10)";
   }
   if (test.needs_ioeventfd && !host.ioeventfd) return "kernel lacks KVM_CAP_IOEVENTFD";
+  if (test.guest_debug && !host.guest_debug) return "kernel lacks KVM_CAP_SET_GUEST_DEBUG";
   // KVM's emulator does not perform hypercalls: em_hypercall (arch/x86/kvm/emulate.c) only has
   // kvm_fix_hypercall patch the instruction to the vendor's native one and re-executes it, counting
   // on the CPU to exit. kvm_pvm's native form is again not executable by our emulated guest, so it
@@ -76,6 +77,7 @@ Result<BenchReport> RunBench(const BenchOptions& options) {
       vm = std::move(created.value());
       report.tsc_khz = vm->tsc_khz();
     }
+    if (Status s = vm->SetGuestDebug(test->guest_debug); !s) return s.error();
     const uint64_t goal_cycles = options.min_time_ms * vm->tsc_khz();
     const uint64_t entry = GuestAddress(Entry(*test, (*host)->vendor));
     uint64_t n = options.fixed_iterations > 0 ? options.fixed_iterations : 1;

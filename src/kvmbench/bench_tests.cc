@@ -9,6 +9,8 @@ KVMBENCH_GUEST_SYMBOLS(cpuid)
 KVMBENCH_GUEST_SYMBOLS(vmcall)
 KVMBENCH_GUEST_SYMBOLS(vmmcall)
 KVMBENCH_GUEST_SYMBOLS(mov_to_dr7)
+KVMBENCH_GUEST_SYMBOLS(dr_burst)
+KVMBENCH_GUEST_SYMBOLS(dr_burst_guestdbg)
 KVMBENCH_GUEST_SYMBOLS(mov_from_cr8)
 KVMBENCH_GUEST_SYMBOLS(mov_to_cr8)
 KVMBENCH_GUEST_SYMBOLS(rdmsr_tsc_deadline)
@@ -38,6 +40,14 @@ constexpr BenchTest kTests[] = {
     {"mov_to_dr7", "MOV to DR7; KVM stops intercepting DR accesses after the first one until the next "
      "exit, so few iterations exit", "dr7 write (first access after each exit)", SAME(mov_to_dr7),
      VmKind::kIrqchip, false, false},
+    {"dr_burst", "CPUID, then a burst of 16 DR accesses (a context switch with hardware breakpoints: "
+     "DR0-DR3, DR6, DR7); lazy DR switching lets only the first access of each burst exit",
+     "cpuid + the burst's first DR access (read_dr7 on SVM, DR_ACCESS on VMX)", SAME(dr_burst),
+     VmKind::kIrqchip, false, false},
+    {"dr_burst_guestdbg", "dr_burst with KVM_SET_GUEST_DEBUG (ENABLE | USE_HW_BP, nothing armed), as "
+     "an attached gdbstub leaves it: KVM keeps intercepting, so all 16 DR accesses of each burst exit",
+     "cpuid + 16 DR exits per iteration (read/write_drN on SVM, DR_ACCESS on VMX)",
+     SAME(dr_burst_guestdbg), VmKind::kIrqchip, false, false, /*guest_debug=*/true},
     {"mov_from_cr8", "MOV from CR8 (TPR); usually virtualized without an exit", "none expected",
      SAME(mov_from_cr8), VmKind::kIrqchip, false, false},
     {"mov_to_cr8", "MOV to CR8 (TPR); exits only while an interrupt is pending", "none expected",

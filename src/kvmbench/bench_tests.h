@@ -28,6 +28,9 @@ struct BenchTest {
   VmKind vm;
   bool needs_user_msr;   // KVM_CAP_X86_USER_SPACE_MSR + KVM_CAP_X86_MSR_FILTER
   bool needs_ioeventfd;  // KVM_CAP_IOEVENTFD
+  // Run with host-side guest debugging on (KVM_SET_GUEST_DEBUG, ENABLE | USE_HW_BP, no breakpoint
+  // armed), as a gdbstub attached to the VM leaves it: KVM then keeps intercepting every DR access.
+  bool guest_debug = false;
 };
 
 std::span<const BenchTest> BenchTests();

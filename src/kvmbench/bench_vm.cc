@@ -182,6 +182,7 @@ Result<std::unique_ptr<KvmHost>> OpenKvmHost(const std::string& device) {
   host->user_msr = has(KVM_CAP_X86_USER_SPACE_MSR) && has(KVM_CAP_X86_MSR_FILTER);
   host->ioeventfd = has(KVM_CAP_IOEVENTFD);
   host->stats_fd = has(KVM_CAP_BINARY_STATS_FD);
+  host->guest_debug = has(KVM_CAP_SET_GUEST_DEBUG);
   host->kvm_module = DetectKvmModule();
   host->hw_virt = CpuinfoHasHwVirt();
 
@@ -277,6 +278,19 @@ Status BenchVm::Setup(const KvmHost& host, VmKind kind) {
   if (host.stats_fd) {
     if (Status s = SetupStats(); !s) return s;
   }
+  return Status::Ok();
+}
+
+Status BenchVm::SetGuestDebug(bool on) {
+  if (on == guest_debug_) return Status::Ok();
+  // debugreg[7] = 0 arms no breakpoint; with USE_HW_BP KVM still keeps DR intercepts on
+  // (svm.c dr_interception / vmx.c handle_dr drop them only while vcpu->guest_debug == 0).
+  kvm_guest_debug dbg = {};
+  dbg.control = on ? (KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP) : 0;
+  if (ioctl(vcpu_fd_, KVM_SET_GUEST_DEBUG, &dbg) < 0) {
+    return SysError(kExitUnavailable, "bench.guest-debug", "KVM_SET_GUEST_DEBUG");
+  }
+  guest_debug_ = on;
   return Status::Ok();
 }
 

@@ -27,6 +27,7 @@ struct KvmHost {
   bool user_msr = false;   // KVM_CAP_X86_USER_SPACE_MSR and KVM_CAP_X86_MSR_FILTER
   bool ioeventfd = false;  // KVM_CAP_IOEVENTFD
   bool stats_fd = false;   // KVM_CAP_BINARY_STATS_FD
+  bool guest_debug = false;  // KVM_CAP_SET_GUEST_DEBUG
   // The vendor module behind /dev/kvm (kvm_intel, kvm_amd, kvm_pvm; "" if none is visible) and
   // whether /proc/cpuinfo shows hardware virtualization (vmx or svm).
   std::string kvm_module;
@@ -58,6 +59,9 @@ class BenchVm {
   // Runs the guest function at entry_gpa for `iterations` (> 0) and returns once the guest syncs.
   Result<GuestRun> Run(uint64_t entry_gpa, uint64_t iterations);
   uint64_t tsc_khz() const { return tsc_khz_; }
+  // Host-side guest debugging with hardware breakpoints but none armed: only its side effect on DR
+  // intercepts matters to the bench. Off again when `on` is false, so later tests see a plain vCPU.
+  Status SetGuestDebug(bool on);
 
  private:
   BenchVm() = default;
@@ -79,6 +83,7 @@ class BenchVm {
   kvm_run* run_ = nullptr;
   size_t run_bytes_ = 0;
   uint64_t tsc_khz_ = 0;
+  bool guest_debug_ = false;
   struct StatSlot {
     std::string name;
     uint64_t offset;  // into the stats fd

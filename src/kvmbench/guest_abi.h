@@ -40,4 +40,7 @@
 // KVM_HC_VAPIC_POLL_IRQ (include/uapi/linux/kvm_para.h): a hypercall KVM answers with 0 and no effect.
 #define KVMBENCH_HC_VAPIC_POLL_IRQ 1
 
+// DR accesses per iteration of the dr_burst tests (guest_code.S DR_BURST), after one CPUID.
+#define KVMBENCH_DR_BURST_ACCESSES 16
+
 #endif  // EXITSCOPE_KVMBENCH_GUEST_ABI_H_

@@ -84,6 +84,46 @@ EXIT_RIP mov_to_dr7
         mov     %rax, %dr7
 BENCH_END
 
+// A debug-register burst as a context switch to a task with hardware breakpoints performs (save the
+// outgoing DR6/DR7, disarm, load DR0-DR3, DR6, DR7, read the state back): 16 DR accesses, none arming
+// a breakpoint (DR7 keeps its reset value 0x400). The CPUID before it is the exit that, in lazy mode,
+// makes KVM intercept DRs again (svm_sync_dirty_debug_regs / vmx_sync_dirty_debug_regs), so each
+// iteration is one burst; dr_burst_guestdbg runs the same code with KVM_SET_GUEST_DEBUG on.
+.macro DR_BURST name
+        xor     %eax, %eax
+        xor     %ecx, %ecx
+        cpuid
+EXIT_RIP \name
+        mov     %dr7, %rax
+        mov     %dr6, %rbx
+        mov     $0x400, %eax
+        mov     %rax, %dr7
+        mov     $KVMBENCH_MAILBOX_GPA, %eax
+        mov     %rax, %dr0
+        mov     %rax, %dr1
+        mov     %rax, %dr2
+        mov     %rax, %dr3
+        mov     $0xffff0ff0, %eax       // DR6's reset value; upper 32 bits must stay 0
+        mov     %rax, %dr6
+        mov     $0x400, %eax
+        mov     %rax, %dr7
+        mov     %dr0, %rbx
+        mov     %dr1, %rbx
+        mov     %dr2, %rbx
+        mov     %dr3, %rbx
+        mov     %dr6, %rbx
+        mov     %dr7, %rbx
+        mov     %rax, %dr7
+.endm
+
+BENCH_BEGIN dr_burst
+        DR_BURST dr_burst
+BENCH_END
+
+BENCH_BEGIN dr_burst_guestdbg
+        DR_BURST dr_burst_guestdbg
+BENCH_END
+
 BENCH_BEGIN mov_from_cr8
 EXIT_RIP mov_from_cr8
         mov     %cr8, %rax

@@ -5,11 +5,13 @@
 #   hlt                      → HLT round trips through the VMM              (vmm-halt)
 #   wrmsr_tsc_deadline       → TSC_DEADLINE writes                          (timer)
 #   wrmsr_to_user            → an MSR loop answered by the VMM              (msr)
-#   mov_to_dr7, mmio_ioeventfd, cpuid → patterns that must NOT be flagged
+#   dr_burst_guestdbg        → 16-access DR bursts that all exit (host guest debugging on) (dr-burst)
+#   dr_burst, mov_to_dr7, mmio_ioeventfd, cpuid → patterns that must NOT be flagged
 ITER=${ADVISE_ITERATIONS:-200}
 mkdir -p advise
-for t in mmio_user outl_to_user hlt wrmsr_tsc_deadline wrmsr_to_user mov_to_dr7 mmio_ioeventfd cpuid; do
-  trace-cmd record -e kvm -b 8192 -o "advise/$t.dat" exitscope bench --test "$t" --iterations "$ITER" \
+for t in mmio_user outl_to_user hlt wrmsr_tsc_deadline wrmsr_to_user dr_burst_guestdbg dr_burst mov_to_dr7 \
+    mmio_ioeventfd cpuid; do
+  trace-cmd record -e kvm -b 8192 -o "advise/$t.dat" exitscope bench --test "$t" --iterations "$ITER" --json \
     > "advise/$t.out" 2> "advise/$t.log"
 done
 echo "$ITER" > advise/iterations.txt
