@@ -8,6 +8,7 @@ address / MSR, and with how many exits (the bench's iteration count is the oracl
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -74,11 +75,12 @@ def bench_result(out, test):
 
 
 def burst_lengths(evidence):
-    """'16 ×200, 7 ×1, 9 ×1' -> {16: 200, 7: 1, 9: 1}"""
+    """'16 ×175, 8 ×6, 12 other lengths' -> {16: 175, 8: 6} (the most frequent lengths only)"""
     out = {}
     for part in evidence.split(", "):
-        length, count = part.split(" ×")
-        out[int(length)] = int(count)
+        if " ×" in part:
+            length, count = part.split(" ×")
+            out[int(length)] = int(count)
     return out
 
 
@@ -96,22 +98,31 @@ def check_dr_burst(out):
     if f is None:
         return
     expect(f["exits"] == n * DR_BURST_ACCESSES, f"{test}: {f['exits']} DR exits, want {n} × {DR_BURST_ACCESSES}")
-    lengths = burst_lengths(f["evidence"].get("burst lengths", "0 ×0"))
-    bursts = sum(lengths.values())
+    lengths = burst_lengths(f["evidence"].get("burst lengths", ""))
+    m = re.match(r"(\d+) \(mean [\d.]+ exits, longest (\d+)\)", f["evidence"].get("bursts", ""))
+    expect(m is not None, f"{test}: bursts evidence {f['evidence'].get('bursts')!r}")
+    if m is None:
+        return
+    bursts, longest = int(m.group(1)), int(m.group(2))
     print(f"{test}: {f['exits']} DR exits in {bursts} bursts, lengths {f['evidence']['burst lengths']}; "
           f"DR time {f['time_ns']} ns, saving {f['saving_ns']} ns ({f['saving_how']})")
-    # A host interrupt inside a burst (EXIT_INTR between two DR exits) splits it; most stay whole.
-    expect(max(lengths, key=lengths.get) == DR_BURST_ACCESSES and lengths[DR_BURST_ACCESSES] >= 0.8 * n,
+    # The CPUID between iterations always ends a burst, so none is longer than one iteration's accesses.
+    expect(longest == DR_BURST_ACCESSES, f"{test}: longest burst {longest}, want {DR_BURST_ACCESSES}")
+    # Under QEMU TCG a re-entry now and then takes longer than the rule's 100 µs burst gap (measured
+    # p50 26 µs, p99 71 µs, ~1 % over) or a host interrupt lands mid-burst; either splits a burst in two.
+    # Most iterations must still show as one whole burst.
+    whole = lengths.get(DR_BURST_ACCESSES, 0)
+    expect(max(lengths, key=lengths.get, default=0) == DR_BURST_ACCESSES and whole >= 0.75 * n,
            f"{test}: burst lengths {lengths}, want mostly {DR_BURST_ACCESSES} over {n} iterations")
-    expect(sum(k * v for k, v in lengths.items()) == f["exits"], f"{test}: burst lengths {lengths} do not add "
-                                                                  f"up to {f['exits']} exits")
+    expect(bursts >= n, f"{test}: {bursts} bursts for {n} iterations: bursts merged across CPUIDs")
     # Saving: the first exit of each burst stays, the rest go, at the DR exits' mean.
     repeats = f["exits"] - bursts
     want = f["time_ns"] * repeats // f["exits"]
     expect(abs(f["saving_ns"] - want) <= 1, f"{test}: saving {f['saving_ns']} ns, want {want} ns "
                                             f"({repeats}/{f['exits']} of {f['time_ns']} ns)")
+    # … which, bursts being (mostly) whole, is 15/16 of the DR exit time; split bursts lower it a little.
     ideal = f["time_ns"] * (DR_BURST_ACCESSES - 1) / DR_BURST_ACCESSES
-    expect(abs(f["saving_ns"] - ideal) <= 0.02 * ideal, f"{test}: saving {f['saving_ns']} ns is not ≈ 15/16 of "
+    expect(abs(f["saving_ns"] - ideal) <= 0.04 * ideal, f"{test}: saving {f['saving_ns']} ns is not ≈ 15/16 of "
                                                         f"DR time {f['time_ns']} ns ({ideal:.0f})")
     regs = f["evidence"].get("registers", "")
     for reg in ("read DR7", "write DR7"):
