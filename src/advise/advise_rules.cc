@@ -145,7 +145,7 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   auto bursts = Bursts(m, p, kDrBurstGapNs);
   Pricing pr;
   uint64_t repeats = m.size() - bursts.size();  // every exit after its burst's first
-  if (repeats < kDrMinRepeatShare * m.size()) {
+  if (m.empty() || repeats < kDrMinRepeatShare * m.size()) {
     pr.flagged = false;
     pr.why_not = fmt::format("{} DR exits in {} bursts: one exit per burst, KVM already switches debug registers "
                              "lazily", m.size(), bursts.size());
@@ -154,9 +154,10 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   // With lazy switching the first access of a burst still exits (and reloads the registers); the rest
   // run without exits. Each avoided exit is priced at the DR exits' mean, so one stretched exit
   // (preemption lands anywhere in a burst) weighs the same whichever position it took.
-  pr.saving_ns = m.empty() ? 0 : SumDurNs(m) * repeats / m.size();
+  // 128-bit product: hours of DR exit time times millions of repeats would overflow 64 bits.
+  pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumDurNs(m)) * repeats / m.size());
   pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts.size(),
-                       repeats, m.size(), FormatNs(m.empty() ? 0 : SumDurNs(m) / m.size()));
+                       repeats, m.size(), FormatNs(SumDurNs(m) / m.size()));
   pr.confidence = repeats >= m.size() / 2 ? Confidence::kHigh : Confidence::kMedium;
   return pr;
 }
