@@ -3,7 +3,8 @@
 // In: a trace.dat v7 whose data is zstd-compressed chunks (what `trace-cmd record` 3.x writes).
 // Out: the same file with each CPU's ring-buffer pages repeated N times, every repetition's page
 // and absolute timestamps shifted past the previous one, re-compressed 10 pages a chunk; optionally
-// only the first K pages per CPU and a kallsyms section cut to a few lines (small seeds).
+// only the first K pages per CPU, a kallsyms section cut to a few lines, and only some event formats
+// (no ftrace/printk formats) — small fuzz seeds.
 // Key assumption: trace-cmd 3.x layout — the metadata sections and the first (uncompressed) options
 // section come before the flyrecord section, whose data runs up to a trailing options section
 // holding the BUFFER option; everything else (the strings section) follows that and is copied.
@@ -11,6 +12,7 @@
 // trace-cmd reads the result as it reads the original.
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +57,7 @@ struct Options {
   uint32_t repeat = 1;
   uint64_t max_pages = ~0ull;     // per CPU, before repetition
   long kallsyms_lines = -1;       // -1: keep the section as it is
+  std::vector<std::string> keep_events;  // empty: keep every event format
 };
 
 // A metadata section's body, decompressed when its flags say so.
@@ -139,7 +142,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   size_t opts_end = r.pos() + opts_size;
   struct Reloc { size_t pos; uint64_t value; };
   std::vector<Reloc> relocs;
-  uint64_t kallsyms_off = 0, header_info_off = 0;
+  uint64_t kallsyms_off = 0, header_info_off = 0, events_off = 0, ftrace_off = 0, printk_off = 0;
   size_t done_pos = 0;
   while (r.ok() && r.pos() < opts_end) {
     uint16_t id = r.U16();
@@ -152,6 +155,9 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       relocs.push_back({at, v});
       if (id == kOptKallsyms) kallsyms_off = v;
       if (id == kOptHeaderInfo) header_info_off = v;
+      if (id == kOptEventFormats) events_off = v;
+      if (id == kOptFtraceEvents) ftrace_off = v;
+      if (id == kOptPrintk) printk_off = v;
     }
   }
   if (!done_pos) Die("no DONE option in the first options section");
@@ -225,17 +231,30 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   // One millisecond (in ns clocks) between repetitions keeps them apart without a long idle gap.
   uint64_t shift = max_ts - min_ts + 1'000'000;
 
-  // Prefix: the file up to the flyrecord section, with the kallsyms section optionally cut down.
-  std::vector<uint8_t> out(file.begin(), file.begin() + buffer_section);
-  int64_t delta = 0;
-  if (opt.kallsyms_lines >= 0 && kallsyms_off) {
+  // Prefix: the file up to the flyrecord section, with metadata sections optionally cut down
+  // (small fuzz seeds). Replacements are applied back to front, so earlier offsets stay valid.
+  struct Replacement { uint64_t offset, old_size; std::vector<uint8_t> section; };
+  std::vector<Replacement> reps;
+  auto replace = [&](uint64_t offset, const std::vector<uint8_t>& plain) {
     ByteReader k(file);
-    k.Seek(kallsyms_off);
+    k.Seek(offset);
     uint16_t id = k.U16();
     k.U16();
     uint32_t desc = k.U32();
     uint64_t size = k.U64();
-    size_t body = k.pos();
+    std::vector<uint8_t> packed(ZSTD_compressBound(plain.size()));
+    size_t csize = ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3);
+    Replacement rep{offset, kSectionHeaderSize + size, {}};
+    AppendLe(&rep.section, id, 2);
+    AppendLe(&rep.section, 1, 2);
+    AppendLe(&rep.section, desc, 4);
+    AppendLe(&rep.section, 8 + csize, 8);
+    AppendLe(&rep.section, csize, 4);
+    AppendLe(&rep.section, plain.size(), 4);
+    rep.section.insert(rep.section.end(), packed.begin(), packed.begin() + csize);
+    reps.push_back(std::move(rep));
+  };
+  if (opt.kallsyms_lines >= 0 && kallsyms_off) {
     std::vector<uint8_t> raw = SectionBody(file, kallsyms_off, &dec);
     if (raw.size() < 4) Die("bad kallsyms section");
     std::string text(raw.begin() + 4, raw.end());
@@ -250,23 +269,54 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     std::vector<uint8_t> plain;
     AppendLe(&plain, kept.size(), 4);
     plain.insert(plain.end(), kept.begin(), kept.end());
-    std::vector<uint8_t> packed(ZSTD_compressBound(plain.size()));
-    size_t csize = ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3);
-    std::vector<uint8_t> section;
-    AppendLe(&section, id, 2);
-    AppendLe(&section, 1, 2);
-    AppendLe(&section, desc, 4);
-    AppendLe(&section, 8 + csize, 8);
-    AppendLe(&section, csize, 4);
-    AppendLe(&section, plain.size(), 4);
-    section.insert(section.end(), packed.begin(), packed.begin() + csize);
-    size_t old_end = body + size;
-    delta = static_cast<int64_t>(section.size()) - static_cast<int64_t>(old_end - kallsyms_off);
-    out.erase(out.begin() + kallsyms_off, out.begin() + old_end);
-    out.insert(out.begin() + kallsyms_off, section.begin(), section.end());
+    replace(kallsyms_off, plain);
   }
-  auto moved = [&](uint64_t off) { return off > kallsyms_off ? off + delta : off; };
-  if (delta) {
+  if (!opt.keep_events.empty()) {
+    // Event formats: u32 systems, per system {name\0, u32 count, per event {u64 size, text}}.
+    std::vector<uint8_t> raw = SectionBody(file, events_off, &dec), plain;
+    ByteReader e(raw);
+    uint32_t systems = e.U32();
+    AppendLe(&plain, systems, 4);
+    for (uint32_t sys = 0; sys < systems && e.ok(); ++sys) {
+      std::string_view name = e.CString();
+      plain.insert(plain.end(), name.begin(), name.end());
+      plain.push_back(0);
+      uint32_t count = e.U32();
+      std::vector<std::string_view> kept;
+      for (uint32_t i = 0; i < count && e.ok(); ++i) {
+        std::string_view text = e.Text(e.U64());
+        std::string_view first = text.substr(0, text.find('\n'));
+        for (const std::string& k : opt.keep_events) {
+          if (first == "name: " + k) kept.push_back(text);
+        }
+      }
+      AppendLe(&plain, kept.size(), 4);
+      for (std::string_view text : kept) {
+        AppendLe(&plain, text.size(), 8);
+        plain.insert(plain.end(), text.begin(), text.end());
+      }
+    }
+    if (!e.ok()) Die("bad event formats section");
+    replace(events_off, plain);
+    // No ftrace formats and no printk formats: neither is needed to read kvm events.
+    std::vector<uint8_t> none(4, 0);
+    if (ftrace_off) replace(ftrace_off, none);
+    if (printk_off) replace(printk_off, none);
+  }
+  std::sort(reps.begin(), reps.end(), [](const Replacement& a, const Replacement& b) { return a.offset > b.offset; });
+  std::vector<uint8_t> out(file.begin(), file.begin() + buffer_section);
+  for (const Replacement& rep : reps) {
+    out.erase(out.begin() + rep.offset, out.begin() + rep.offset + rep.old_size);
+    out.insert(out.begin() + rep.offset, rep.section.begin(), rep.section.end());
+  }
+  auto moved = [&](uint64_t off) {
+    int64_t d = 0;
+    for (const Replacement& rep : reps) {
+      if (off > rep.offset) d += static_cast<int64_t>(rep.section.size()) - static_cast<int64_t>(rep.old_size);
+    }
+    return off + d;
+  };
+  if (!reps.empty()) {
     PutLe(&out, first_opts_ptr, moved(first_opts), 8);
     for (const Reloc& rel : relocs) PutLe(&out, moved(rel.pos), moved(rel.value), 8);
   }
@@ -350,11 +400,18 @@ int main(int argc, char** argv) {
     if (a == "--repeat" && i + 1 < argc) opt.repeat = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--max-pages" && i + 1 < argc) opt.max_pages = std::stoull(argv[++i]);
     else if (a == "--kallsyms-lines" && i + 1 < argc) opt.kallsyms_lines = std::stol(argv[++i]);
-    else files.push_back(a);
+    else if (a == "--keep-events" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t p = 0; p <= list.size();) {
+        size_t c = std::min(list.find(',', p), list.size());
+        opt.keep_events.push_back(list.substr(p, c - p));
+        p = c + 1;
+      }
+    } else files.push_back(a);
   }
   if (files.size() != 2 || opt.repeat == 0) {
     std::fprintf(stderr,
-                 "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] IN.dat OUT.dat\n"
+                 "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] [--keep-events a,b] IN.dat OUT.dat\n"
                  "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd)\n");
     return 64;
   }

@@ -38,17 +38,26 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
                        "the file system may not support mmap; copy the file to a local disk");
     }
     file->data_ = static_cast<const uint8_t*>(p);
+    file->mapped_ = true;
     ::madvise(p, file->size_, MADV_SEQUENTIAL);
   }
   ::close(fd);
   return file;
 }
 
+std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes) {
+  auto file = std::unique_ptr<MappedFile>(new MappedFile());
+  file->data_ = bytes.data();
+  file->size_ = bytes.size();
+  return file;
+}
+
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 void MappedFile::Release(uint64_t offset, uint64_t size) const {
+  if (!mapped_) return;
   long page = ::sysconf(_SC_PAGESIZE);
   uint64_t start = (offset + page - 1) / page * page;
   uint64_t end = (offset + size) / page * page;

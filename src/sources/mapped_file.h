@@ -1,5 +1,5 @@
 // A read-only mmap of an input file: readers slice it instead of copying (trace.dat pages are
-// used in place). In: a path. Out: the bytes, or an Error (66 missing, 77 permission, 74 I/O).
+// used in place), or a view of a buffer. In: a path. Out: the bytes, or an Error (66 missing, 77 permission, 74 I/O).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@ namespace exitscope {
 class MappedFile {
  public:
   static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // A view of bytes already in memory (fuzzers, tests): not owned, must outlive the MappedFile.
+  static std::unique_ptr<MappedFile> View(std::span<const uint8_t> bytes);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -26,6 +28,7 @@ class MappedFile {
   MappedFile() = default;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = false;
 };
 
 }  // namespace exitscope

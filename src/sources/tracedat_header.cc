@@ -202,9 +202,10 @@ Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std:
   uint32_t usize = c.U32();
   std::span<const uint8_t> data = c.Bytes(csize);
   if (!c.ok()) return Truncated("a compressed section");
-  storage->resize(usize);
+  bool plausible = PlausibleUncompressedSize(csize, usize);
+  if (plausible) storage->resize(usize);
   Decompressor d(layout_.codec);
-  if (!d.Decompress(data, *storage)) {
+  if (!plausible || !d.Decompress(data, *storage)) {
     return MakeError(kExitDataErr, "tracedat.bad-compressed-section",
                      "'" + path_ + "': a compressed metadata section at offset " + std::to_string(offset) +
                          " does not decompress",

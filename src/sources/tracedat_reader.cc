@@ -113,8 +113,13 @@ class TraceDatCpuStream : public CpuRecordStream {
     if (!r.ok()) { ++state_->chunks_truncated; chunks_left_ = 0; return false; }
     chunk_pos_ = r.pos();
     state_->bytes_done += csize + 8;
-    buffer_.resize(usize);
     page_pos_ = 0;
+    if (!PlausibleUncompressedSize(csize, usize)) {
+      ++state_->corrupt_chunks;
+      pages_ = {};
+      return true;
+    }
+    buffer_.resize(usize);
     if (!decompressor_->Decompress(data, buffer_)) {
       ++state_->corrupt_chunks;
       pages_ = {};
@@ -155,7 +160,11 @@ class TraceDatReader : public RawEventSource {
   Status Open(const std::string& path) {
     auto file = MappedFile::Open(path);
     if (!file.ok()) return file.error();
-    state_.file = std::move(file.value());
+    return Open(std::move(file.value()), path);
+  }
+
+  Status Open(std::unique_ptr<MappedFile> file, const std::string& path) {
+    state_.file = std::move(file);
     meta_.source_path = path;
     auto layout = ParseTraceDatHeader(state_.file->bytes(), path, &formats_, &meta_, &diagnostics_);
     if (!layout.ok()) return layout.error();
@@ -234,6 +243,13 @@ bool LooksLikeTraceDat(std::span<const uint8_t> head) {
 Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
   auto reader = std::make_unique<TraceDatReader>();
   if (Status s = reader->Open(path); !s.ok()) return s.error();
+  return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
+                                                           const std::string& name) {
+  auto reader = std::make_unique<TraceDatReader>();
+  if (Status s = reader->Open(MappedFile::View(bytes), name); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));
 }
 
