@@ -5,6 +5,7 @@
 
 #include "decode/tracing_data.h"
 #include "sort/cpu_merger.h"
+#include "sources/chunk_prefetcher.h"
 #include "sources/byte_reader.h"
 #include "sources/mapped_file.h"
 #include "sources/ring_buffer_page.h"
@@ -24,6 +25,9 @@ struct ClockConversion {
   }
 };
 
+// Compressed data below this size is decompressed inline: a thread would cost more than it saves.
+constexpr uint64_t kPrefetchMinBytes = 1 << 20;
+
 struct SharedState {
   std::unique_ptr<MappedFile> file;
   PageLayout page_layout;
@@ -40,21 +44,17 @@ struct SharedState {
 // One CPU's pages: in place from the mapping, or chunk by chunk through a decompressor.
 class TraceDatCpuStream : public CpuRecordStream {
  public:
-  TraceDatCpuStream(SharedState* state, const TraceDatCpuData& data, bool compressed)
-      : state_(state), cpu_(data.cpu), compressed_(compressed) {
+  TraceDatCpuStream(SharedState* state, const TraceDatCpuData& data, ChunkPrefetcher* prefetcher)
+      : state_(state), cpu_(data.cpu), prefetcher_(prefetcher) {
     auto bytes = state->file->bytes();
     uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
     // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
-    uint64_t want = data.size + (compressed ? 4 : 0);
+    uint64_t want = data.size + (prefetcher ? 4 : 0);
     uint64_t size = std::min<uint64_t>(want, bytes.size() - off);
     if (size < data.size) ++state->chunks_truncated;
     region_ = bytes.subspan(off, size);
-    if (compressed_) {
-      decompressor_ = std::make_unique<Decompressor>(state->codec);
-      ByteReader r(region_);
-      chunks_left_ = r.U32();
-      chunk_pos_ = 4;
-      if (!r.ok()) { chunks_left_ = 0; ++state->chunks_truncated; }
+    if (prefetcher_) {
+      prefetch_stream_ = prefetcher_->AddStream(region_);
     } else {
       pages_ = region_;
     }
@@ -84,11 +84,11 @@ class TraceDatCpuStream : public CpuRecordStream {
     const uint32_t page_size = state_->page_size;
     while (page_pos_ + page_size > pages_.size() || page_size == 0) {
       if (page_size && page_pos_ < pages_.size()) ++state_->stats.truncated_pages;  // partial last page
-      if (!compressed_ || !NextChunk()) return false;
+      if (!prefetcher_ || !NextChunk()) return false;
     }
     auto page = pages_.subspan(page_pos_, page_size);
     page_pos_ += page_size;
-    if (!compressed_) state_->bytes_done += page_size;
+    if (!prefetcher_) state_->bytes_done += page_size;
     uint64_t missed = 0;
     walker_.Begin(page, state_->page_layout, &state_->stats, &missed);
     uint64_t page_ts = state_->clock.ToNs(walker_.page_ts());
@@ -103,42 +103,28 @@ class TraceDatCpuStream : public CpuRecordStream {
   }
 
   bool NextChunk() {
-    if (chunks_left_ == 0) return false;
-    --chunks_left_;
-    ByteReader r(region_);
-    r.Seek(chunk_pos_);
-    uint32_t csize = r.U32();
-    uint32_t usize = r.U32();
-    auto data = r.Bytes(csize);
-    if (!r.ok()) { ++state_->chunks_truncated; chunks_left_ = 0; return false; }
-    chunk_pos_ = r.pos();
-    state_->bytes_done += csize + 8;
+    bool truncated = false;
+    bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
+    if (!more) {
+      if (truncated && !truncation_counted_) { ++state_->chunks_truncated; truncation_counted_ = true; }
+      return false;
+    }
+    state_->bytes_done += chunk_.file_bytes;
     page_pos_ = 0;
-    if (!PlausibleUncompressedSize(csize, usize)) {
-      ++state_->corrupt_chunks;
-      pages_ = {};
-      return true;
-    }
-    buffer_.resize(usize);
-    if (!decompressor_->Decompress(data, buffer_)) {
-      ++state_->corrupt_chunks;
-      pages_ = {};
-      return true;  // skip this chunk, keep going with the next one
-    }
-    pages_ = buffer_;
+    if (chunk_.corrupt) ++state_->corrupt_chunks;  // skip this chunk, keep going with the next one
+    pages_ = chunk_.bytes;
     return true;
   }
 
   SharedState* state_;
   int32_t cpu_;
-  bool compressed_;
+  ChunkPrefetcher* prefetcher_;  // null: uncompressed pages, read in place
+  int prefetch_stream_ = -1;
+  bool truncation_counted_ = false;
   std::span<const uint8_t> region_;
   std::span<const uint8_t> pages_;
   size_t page_pos_ = 0;
-  uint32_t chunks_left_ = 0;
-  size_t chunk_pos_ = 0;
-  std::vector<uint8_t> buffer_;
-  std::unique_ptr<Decompressor> decompressor_;
+  ChunkPrefetcher::Chunk chunk_;
   PageWalker walker_;
   uint64_t last_page_ts_ = 0;
 };
@@ -190,13 +176,16 @@ class TraceDatReader : public RawEventSource {
                        "'" + path + "' claims a ring-buffer page size of " + std::to_string(l.page_size),
                        "the header is damaged; re-record the trace");
     }
+    if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
     for (const auto& c : l.cpus) {
       if (c.size == 0) continue;
       data_bytes_ += c.size;
-      auto s = std::make_unique<TraceDatCpuStream>(&state_, c, l.data_compressed);
+      auto s = std::make_unique<TraceDatCpuStream>(&state_, c, prefetcher_.get());
       streams_.push_back(s.get());
       merger_.Add(std::move(s));
     }
+    // A second thread pays off once there is more than a few chunks' worth of data.
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start();
     return Status::Ok();
   }
 
@@ -229,6 +218,8 @@ class TraceDatReader : public RawEventSource {
   FormatRegistry formats_;
   Diagnostics diagnostics_;
   CpuMerger merger_;
+  // Declared after merger_ so it stops (and joins its thread) before the streams go away.
+  std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
   bool finished_ = false;
