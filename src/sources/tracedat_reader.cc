@@ -28,6 +28,9 @@ struct ClockConversion {
 // Compressed data below this size is decompressed inline: a thread would cost more than it saves.
 constexpr uint64_t kPrefetchMinBytes = 1 << 20;
 
+// How much of the file is read before its pages are dropped from memory.
+constexpr uint64_t kReleaseStepBytes = 4 << 20;
+
 struct SharedState {
   std::unique_ptr<MappedFile> file;
   PageLayout page_layout;
@@ -88,7 +91,11 @@ class TraceDatCpuStream : public CpuRecordStream {
     }
     auto page = pages_.subspan(page_pos_, page_size);
     page_pos_ += page_size;
-    if (!prefetcher_) state_->bytes_done += page_size;
+    if (!prefetcher_) {
+      state_->bytes_done += page_size;
+      consumed_ = page_pos_;
+      ReleaseConsumed();
+    }
     uint64_t missed = 0;
     walker_.Begin(page, state_->page_layout, &state_->stats, &missed);
     uint64_t page_ts = state_->clock.ToNs(walker_.page_ts());
@@ -102,6 +109,15 @@ class TraceDatCpuStream : public CpuRecordStream {
     return true;
   }
 
+  // Drops the file pages already read from the resident set, a few MB at a time, so peak memory
+  // stays flat however big the trace (a read-only mapping's pages count as resident otherwise).
+  void ReleaseConsumed() {
+    if (consumed_ - released_ < kReleaseStepBytes) return;
+    uint64_t region_off = static_cast<uint64_t>(region_.data() - state_->file->bytes().data());
+    state_->file->Release(region_off + released_, consumed_ - released_);
+    released_ = consumed_;
+  }
+
   bool NextChunk() {
     bool truncated = false;
     bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
@@ -110,6 +126,8 @@ class TraceDatCpuStream : public CpuRecordStream {
       return false;
     }
     state_->bytes_done += chunk_.file_bytes;
+    consumed_ += chunk_.file_bytes;
+    ReleaseConsumed();
     page_pos_ = 0;
     if (chunk_.corrupt) ++state_->corrupt_chunks;  // skip this chunk, keep going with the next one
     pages_ = chunk_.bytes;
@@ -125,6 +143,7 @@ class TraceDatCpuStream : public CpuRecordStream {
   std::span<const uint8_t> pages_;
   size_t page_pos_ = 0;
   ChunkPrefetcher::Chunk chunk_;
+  uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
   PageWalker walker_;
   uint64_t last_page_ts_ = 0;
 };
