@@ -8,7 +8,8 @@ if(EXITSCOPE_FUZZ)
     message(FATAL_ERROR "EXITSCOPE_FUZZ needs clang: CC=clang CXX=clang++ cmake -DEXITSCOPE_FUZZ=ON …")
   endif()
   set(EXITSCOPE_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-      -fno-omit-frame-pointer)
+      -fno-omit-frame-pointer
+      -fsanitize-coverage-allowlist=${CMAKE_CURRENT_LIST_DIR}/fuzz_coverage_allowlist.txt)
   target_compile_options(exitscope_core PRIVATE ${EXITSCOPE_FUZZ_FLAGS})
   target_link_options(exitscope_core INTERFACE -fsanitize=address,undefined)
   add_library(exitscope_fuzz_targets STATIC ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_targets.cc)
