@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""perfdata_scale.py IN.perf.data OUT.perf.data N — the perf.data twin of tracedat_scale.
+"""perfdata_scale.py IN.perf.data OUT.perf.data N [K] — the perf.data twin of tracedat_scale.
 
 Repeats the data section's SAMPLE records (and FINISHED_ROUND markers) N times, every repetition's
 sample times shifted past the previous one, so `perf kvm stat report` on OUT sees N× the exits of
@@ -18,11 +18,29 @@ SAMPLE_IP, SAMPLE_TID, SAMPLE_TIME, SAMPLE_IDENTIFIER = 1 << 0, 1 << 1, 1 << 2, 
 
 def main():
     src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    data = open(src, "rb").read()
+    # Optional 4th argument: keep only the first K records of the data section (small fuzz seeds).
+    max_records = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    data = bytearray(open(src, "rb").read())
     magic, hsize, attr_size = struct.unpack_from("<8sQQ", data, 0)
     if magic != b"PERFILE2":
         sys.exit("not a perf.data file (PERFILE2)")
     attrs_off, attrs_size, data_off, data_size = struct.unpack_from("<QQQQ", data, 24)
+    if max_records is not None:
+        # Cut the data section after K records and move the feature table and sections up.
+        pos, kept = data_off, 0
+        while kept < max_records and pos + 8 <= data_off + data_size:
+            pos += struct.unpack_from("<IHH", data, pos)[2]
+            kept += 1
+        cut = data_off + data_size - pos
+        features = struct.unpack_from("<4Q", data, 72)
+        nfeat = sum(bin(w).count("1") for w in features)
+        table_at = data_off + data_size
+        for i in range(nfeat):
+            off, size = struct.unpack_from("<QQ", data, table_at + 16 * i)
+            struct.pack_into("<QQ", data, table_at + 16 * i, off - cut, size)
+        data = data[:pos] + data[table_at:]
+        data_size = pos - data_off
+        struct.pack_into("<QQ", data, 40, data_off, data_size)
     features = struct.unpack_from("<4Q", data, 72)
     sample_types = {struct.unpack_from("<Q", data, attrs_off + i + 24)[0]
                     for i in range(0, attrs_size, attr_size)}

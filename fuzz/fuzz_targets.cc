@@ -13,7 +13,9 @@
 #include "decode/kvm_decoder.h"
 #include "decode/tracing_data.h"
 #include "report/text_reporter.h"
+#include "sources/perfdata_source.h"
 #include "sources/ring_buffer_page.h"
+#include "sources/text_reader.h"
 #include "sources/tracedat_reader.h"
 
 namespace exitscope {
@@ -91,12 +93,37 @@ int FuzzTracingData(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
+// features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
+int FuzzPerfData(const uint8_t* data, size_t size) {
+  auto raw = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
+  if (!raw.ok()) return 0;
+  auto source = MakeDecodingSource(std::move(raw.value()));
+  ReportOptions options;
+  Report report = BuildReport(*source, options);
+  RenderTextReport(report);
+  return 0;
+}
+
+// Trace text (trace-cmd report / perf script / tracefs trace dialects, plain or gzip) from memory
+// through the line parsers and the report pipeline.
+int FuzzText(const uint8_t* data, size_t size) {
+  auto source = OpenTextSourceBuffer({data, size}, "fuzz.txt");
+  if (!source.ok()) return 0;
+  ReportOptions options;
+  Report report = BuildReport(**source, options);
+  RenderTextReport(report);
+  return 0;
+}
+
 const std::vector<FuzzTarget>& FuzzTargets() {
   static const std::vector<FuzzTarget> targets = {
       {"tracedat", FuzzTraceDat},
       {"ring_buffer_page", FuzzRingBufferPage},
       {"event_format", FuzzEventFormat},
       {"tracing_data", FuzzTracingData},
+      {"perfdata", FuzzPerfData},
+      {"text", FuzzText},
   };
   return targets;
 }

@@ -14,6 +14,8 @@ int FuzzTraceDat(const uint8_t* data, size_t size);        // whole trace.dat �
 int FuzzRingBufferPage(const uint8_t* data, size_t size);  // one ring-buffer page
 int FuzzEventFormat(const uint8_t* data, size_t size);     // tracefs format text
 int FuzzTracingData(const uint8_t* data, size_t size);     // tracing-data block (v6 / perf)
+int FuzzPerfData(const uint8_t* data, size_t size);        // whole perf.data → report
+int FuzzText(const uint8_t* data, size_t size);            // trace text (3 dialects, gzip) → report
 
 struct FuzzTarget {
   std::string name;  // fuzz/corpus/<name>, tests/data/regress/<name>

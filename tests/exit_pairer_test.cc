@@ -14,7 +14,9 @@ namespace {
 
 struct Collect : ExitSampleSink {
   std::vector<ExitSample> samples;
+  std::vector<ExitSample> untimed;
   void OnExitSample(const ExitSample& s) override { samples.push_back(s); }
+  void OnUntimedExit(const ExitSample& s) override { untimed.push_back(s); }
 };
 
 KvmEvent Ev(EventKind kind, uint64_t ts, int cpu, int tid, uint32_t reason = 0) {
@@ -84,6 +86,10 @@ TEST(ExitPairerTest, CountsLostEntryMigrationAndFinalExit) {
   EXPECT_TRUE(d.HasDataLoss());
   EXPECT_EQ(p.counts().exits, 3u);
   EXPECT_EQ(p.counts().entries, 3u);
+  // Every exit is accounted for: one timed, the lost-entry one and the final one untimed.
+  ASSERT_EQ(sink.untimed.size(), 2u);
+  EXPECT_EQ(sink.untimed[0].ts_ns, 20u);
+  EXPECT_EQ(sink.untimed[1].ts_ns, 60u);
 }
 
 TEST(ExitPairerTest, LostMarkerDropsOpenExitsAndTheirOrphanEntry) {
@@ -97,11 +103,13 @@ TEST(ExitPairerTest, LostMarkerDropsOpenExitsAndTheirOrphanEntry) {
   p.OnEvent(Ev(EventKind::kEntry, 90, 0, 1));  // may belong to a lost exit: not timed, not recounted
   p.Finish();
   EXPECT_TRUE(sink.samples.empty());
+  ASSERT_EQ(sink.untimed.size(), 1u);  // still counted by reason
+  EXPECT_EQ(sink.untimed[0].ts_ns, 20u);
   EXPECT_EQ(d.Count(kPairDroppedByLoss), 1u);
   EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);
 }
 
-TEST(ExitPairerTest, IgnoresExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
+TEST(ExitPairerTest, DoesNotTimeExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
   TraceMeta meta;
   meta.buffer_overwritten = true;
   meta.cpu_first_ts_ns = {{0, 100}, {1, 500}};
@@ -115,6 +123,8 @@ TEST(ExitPairerTest, IgnoresExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
   p.Finish();
   ASSERT_EQ(sink.samples.size(), 1u);
   EXPECT_EQ(sink.samples[0].dur_ns, 100u);
+  ASSERT_EQ(sink.untimed.size(), 1u);  // counted, not timed
+  EXPECT_EQ(sink.untimed[0].ts_ns, 200u);
   EXPECT_EQ(d.Count(kPairBeforeBufferStart), 1u);
   EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);
   EXPECT_EQ(d.Count(kPairFirstEntryWithoutExit), 0u);
@@ -122,6 +132,51 @@ TEST(ExitPairerTest, IgnoresExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
 
 // Seeded stress test: interleaved multi-vCPU streams on several CPUs, with migrations between exit
 // and entry and per-CPU loss windows, against a reconstruction from the generator's ground truth.
+// Recorded with -e kvm:kvm_exit only: every exit is counted untimed, nothing is data loss.
+TEST(ExitPairerTest, TraceWithoutEntriesCountsExitsUntimedAsInfo) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  for (int i = 0; i < 5; ++i) p.OnEvent(Ev(EventKind::kExit, 10 + i, i % 2, 1 + i % 2, 0x78 + i));
+  p.Finish();
+  EXPECT_TRUE(sink.samples.empty());
+  ASSERT_EQ(sink.untimed.size(), 5u);
+  std::multiset<uint32_t> reasons;
+  for (const auto& s : sink.untimed) {
+    reasons.insert(s.reason);
+    EXPECT_EQ(s.dur_ns, 0u);
+  }
+  EXPECT_EQ(reasons, (std::multiset<uint32_t>{0x78, 0x79, 0x7a, 0x7b, 0x7c}));
+  EXPECT_EQ(p.counts().untimed, 5u);
+  EXPECT_EQ(d.Count(kPairEntryNotRecorded), 5u);
+  EXPECT_EQ(d.Count(kPairLostEntry), 0u);
+  EXPECT_EQ(d.Count(kPairFinalExit), 0u);
+  EXPECT_EQ(d.Count(kPairExitBeforeFirstEntry), 0u);
+  EXPECT_FALSE(d.HasDataLoss());
+}
+
+// Exit after exit before the trace's first entry: once an entry shows up, entries were recorded, so
+// those exits did lose theirs (data loss), and they are still counted untimed.
+TEST(ExitPairerTest, LostEntriesBeforeTheFirstEntryAreReportedOnceEntriesAppear) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  p.OnEvent(Ev(EventKind::kExit, 10, 0, 1, 0x78));
+  p.OnEvent(Ev(EventKind::kExit, 20, 0, 1, 0x7c));  // the entry of the first exit was lost
+  p.OnEvent(Ev(EventKind::kEntry, 30, 0, 1));
+  p.Finish();
+  ASSERT_EQ(sink.samples.size(), 1u);
+  EXPECT_EQ(sink.samples[0].reason, 0x7cu);
+  ASSERT_EQ(sink.untimed.size(), 1u);
+  EXPECT_EQ(sink.untimed[0].reason, 0x78u);
+  EXPECT_EQ(d.Count(kPairLostEntry), 1u);
+  EXPECT_EQ(d.Count(kPairExitBeforeFirstEntry), 2u);
+  EXPECT_EQ(d.Count(kPairEntryNotRecorded), 0u);
+  EXPECT_TRUE(d.HasDataLoss());
+}
+
 TEST(ExitPairerTest, RandomInterleavedStreamsMatchGroundTruth) {
   uint64_t markers_total = 0, dropped_total = 0;
   for (uint32_t seed = 1; seed <= 20; ++seed) {

@@ -8,26 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include "test_util.h"
+
 namespace exitscope {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
 
-std::string ReadGz(const std::string& path) {
-  std::string out;
-  FILE* p = popen(("gzip -dc '" + path + "'").c_str(), "r");
-  if (!p) return out;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
+std::string ReadGz(const std::string& path) { return testing::ReadGzip(path); }
 
 const std::string kSvm61 = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1";
 

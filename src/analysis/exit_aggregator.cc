@@ -64,35 +64,17 @@ std::string_view GroupByName(GroupBy by) {
 }
 
 ExitAggregator::ExitAggregator(const TraceMeta& meta, const ReportOptions& options)
-    : meta_(meta), options_(options) {
+    : meta_(meta), options_(options), vms_(meta) {
   if (options_.reason) {
     reason_vmx_ = ExitReasonFromName(Isa::kVmx, *options_.reason);
     reason_svm_ = ExitReasonFromName(Isa::kSvm, *options_.reason);
   }
   for (const auto& g : meta_.guests) {
-    int64_t id = INT64_MAX;
-    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) id = std::min<int64_t>(id, tid);
-    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) {
-      guest_by_tid_[tid] = {id, g.name};
-      vcpu_by_tid_[tid] = vcpu;
-    }
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) vcpu_by_tid_[tid] = vcpu;
   }
 }
 
 ExitAggregator::~ExitAggregator() = default;
-
-int64_t ExitAggregator::VmId(int32_t tid) const {
-  auto it = vm_by_tid_.find(tid);
-  if (it != vm_by_tid_.end()) return it->second;
-  int64_t id = tid;
-  if (auto t = meta_.tgid_by_tid.find(tid); t != meta_.tgid_by_tid.end()) {
-    id = t->second;
-  } else if (auto g = guest_by_tid_.find(tid); g != guest_by_tid_.end()) {
-    id = g->second.first;
-  }
-  vm_by_tid_.emplace(tid, id);
-  return id;
-}
 
 bool ExitAggregator::Accept(const ExitSample& s) const {
   if (options_.vcpu && s.vcpu_id != *options_.vcpu) {
@@ -117,25 +99,25 @@ bool ExitAggregator::Accept(const ExitSample& s) const {
 int64_t ExitAggregator::GroupId(const ExitSample& s) {
   switch (options_.by) {
     case GroupBy::kReason: return 0;
-    case GroupBy::kVm: return VmId(s.tid);
+    case GroupBy::kVm: return vms_.VmId(s.tid);
     case GroupBy::kVcpu: return s.tid;
     case GroupBy::kCpu: return s.exit_cpu;
   }
   return 0;
 }
 
-void ExitAggregator::OnExitSample(const ExitSample& s) {
+ExitAggregator::ReasonStats* ExitAggregator::Cell(const ExitSample& s) {
   if (s.tid != last_tid_seen_) {
     tids_seen_[s.tid] = true;
     last_tid_seen_ = s.tid;
   }
-  if (options_.pid && s.tid != *options_.pid && VmId(s.tid) != *options_.pid) {
+  if (options_.pid && s.tid != *options_.pid && vms_.VmId(s.tid) != *options_.pid) {
     ++filtered_out_;
-    return;
+    return nullptr;
   }
   if ((options_.vcpu || options_.reason || options_.from_s || options_.to_s) && !Accept(s)) {
     ++filtered_out_;
-    return;
+    return nullptr;
   }
   if (s.vcpu_id >= 0) vcpu_by_tid_[s.tid] = s.vcpu_id;
   int64_t gid = GroupId(s);
@@ -149,15 +131,28 @@ void ExitAggregator::OnExitSample(const ExitSample& s) {
     cached_reason_ = &cached_group_->reasons[rkey];
     cached_reason_key_ = rkey;
   }
+  return cached_reason_;
+}
+
+void ExitAggregator::OnExitSample(const ExitSample& s) {
+  ReasonStats* r = Cell(s);
+  if (!r) return;
   cached_group_->total.Add(s.dur_ns);
-  cached_reason_->hist.Add(s.dur_ns);
+  r->hist.Add(s.dur_ns);
   if (s.to_userspace) {
     cached_group_->user_count++;
     cached_group_->user_ns += s.dur_ns;
-    cached_reason_->user_count++;
-    cached_reason_->user_ns += s.dur_ns;
+    r->user_count++;
+    r->user_ns += s.dur_ns;
   }
   if (options_.details && s.detail_count) AddDetails(s);
+}
+
+void ExitAggregator::OnUntimedExit(const ExitSample& s) {
+  ReasonStats* r = Cell(s);
+  if (!r) return;
+  cached_group_->untimed++;
+  r->untimed++;
 }
 
 void ExitAggregator::AddDetails(const ExitSample& s) {
@@ -205,11 +200,11 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
       return label;
     }
     case GroupBy::kVm: {
-      for (const auto& [tid, g] : guest_by_tid_) {
-        if (g.first == id && meta_.tgid_by_tid.count(tid) == 0) return fmt::format("{} (guest, vCPU tids from {})", g.second, id);
+      std::vector<int32_t> tids;
+      for (const auto& [tid, _] : tids_seen_) {
+        if (vms_.VmId(tid) == id) tids.push_back(tid);
       }
-      std::string c = comm_of(id);
-      return c.empty() ? fmt::format("pid {}", id) : fmt::format("{} (pid {})", c, id);
+      return vms_.Label(id, tids);
     }
   }
   return {};
@@ -218,17 +213,19 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
 void ExitAggregator::Fill(Report* report) const {
   report->group_by = std::string(GroupByName(options_.by));
   std::map<int64_t, bool> vms;
-  for (const auto& [tid, _] : tids_seen_) vms[VmId(tid)] = true;
+  for (const auto& [tid, _] : tids_seen_) vms[vms_.VmId(tid)] = true;
   for (const auto& [id, _] : vms) report->context.vms.push_back(GroupLabel(GroupBy::kVm, id));
   report->context.vcpu_threads = tids_seen_.size();
   LogHistogram all;
-  uint64_t user_count = 0, user_ns = 0;
+  uint64_t all_count = 0, user_count = 0, user_ns = 0;
   for (const auto& [gid, g] : groups_) {
     GroupReport gr;
     gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
     gr.id = gid;
     gr.label = GroupLabel(options_.by, gid);
     gr.total = StatsOf(g.total);
+    gr.count = gr.total.count + g.untimed;
+    all_count += gr.count;
     gr.userspace_count = g.user_count;
     gr.userspace_ns = g.user_ns;
     all.Merge(g.total);
@@ -240,7 +237,8 @@ void ExitAggregator::Fill(Report* report) const {
       row.code = static_cast<uint32_t>(rkey);
       row.name = ExitReasonName(row.isa, row.code);
       row.stats = StatsOf(r.hist);
-      row.pct_count = gr.total.count ? 100.0 * row.stats.count / gr.total.count : 0;
+      row.count = row.stats.count + r.untimed;
+      row.pct_count = gr.count ? 100.0 * row.count / gr.count : 0;
       row.pct_time = gr.total.total_ns ? 100.0 * row.stats.total_ns / gr.total.total_ns : 0;
       row.userspace_count = r.user_count;
       row.userspace_ns = r.user_ns;
@@ -248,7 +246,7 @@ void ExitAggregator::Fill(Report* report) const {
     }
     // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
     std::sort(gr.reasons.begin(), gr.reasons.end(), [](const ReasonRow& a, const ReasonRow& b) {
-      if (a.stats.count != b.stats.count) return a.stats.count > b.stats.count;
+      if (a.count != b.count) return a.count > b.count;
       if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
       return a.name < b.name;
     });
@@ -262,6 +260,7 @@ void ExitAggregator::Fill(Report* report) const {
   std::stable_sort(report->groups.begin(), report->groups.end(),
                    [](const GroupReport& a, const GroupReport& b) { return a.total.total_ns > b.total.total_ns; });
   report->totals.all = StatsOf(all);
+  report->totals.reported = all_count;
   report->totals.userspace_count = user_count;
   report->totals.userspace_ns = user_ns;
   report->totals.filtered_out = filtered_out_;

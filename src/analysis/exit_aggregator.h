@@ -1,4 +1,5 @@
-// Aggregates timed exits per group (all / VM / vCPU thread / CPU) and exit reason into histograms,
+// Aggregates exits per group (all / VM / vCPU thread / CPU) and exit reason: every exit is counted,
+// timed ones also go into histograms,
 // with the in-kernel vs VMM (userspace) split and detail breakdowns (MSR, port, GPA, CR, hypercall,
 // KVM_EXIT_*). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
 // Assumption: memory is flat in trace size: per (group, reason) one LogHistogram, per detail key one
@@ -17,6 +18,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
+#include "analysis/vm_grouper.h"
 #include "model/trace_meta.h"
 #include "report/report_model.h"
 
@@ -45,6 +47,8 @@ class ExitAggregator : public ExitSampleSink {
   // Trace start for --from/--to (the first event's timestamp).
   void SetOrigin(uint64_t first_ts_ns) { origin_ns_ = first_ts_ns; }
   void OnExitSample(const ExitSample& s) override;
+  // Counted by reason with the same filters, without time (no entry to pair with).
+  void OnUntimedExit(const ExitSample& s) override;
   // Fills groups, details and totals.all of `report`; context and event counts are the caller's.
   void Fill(Report* report) const;
   uint64_t filtered_out() const { return filtered_out_; }
@@ -52,10 +56,12 @@ class ExitAggregator : public ExitSampleSink {
  private:
   struct ReasonStats {
     LogHistogram hist;
+    uint64_t untimed = 0;
     uint64_t user_count = 0, user_ns = 0;
   };
   struct GroupStats {
     LogHistogram total;
+    uint64_t untimed = 0;
     uint64_t user_count = 0, user_ns = 0;
     std::unordered_map<uint64_t, ReasonStats> reasons;  // key: isa << 32 | raw reason
   };
@@ -73,8 +79,9 @@ class ExitAggregator : public ExitSampleSink {
   };
 
   bool Accept(const ExitSample& s) const;
+  // The (group, reason) cell of an accepted exit; nullptr when a filter rejects it.
+  ReasonStats* Cell(const ExitSample& s);
   int64_t GroupId(const ExitSample& s);
-  int64_t VmId(int32_t tid) const;
   std::string GroupLabel(GroupBy by, int64_t id) const;
   void AddDetails(const ExitSample& s);
 
@@ -82,8 +89,7 @@ class ExitAggregator : public ExitSampleSink {
   ReportOptions options_;
   uint64_t origin_ns_ = 0;
   std::optional<uint32_t> reason_vmx_, reason_svm_;
-  std::map<int32_t, std::pair<int64_t, std::string>> guest_by_tid_;  // GUEST option: tid → (id, name)
-  mutable std::unordered_map<int32_t, int64_t> vm_by_tid_;  // memo of VmId
+  VmGrouper vms_;
   std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
   std::map<int64_t, GroupStats> groups_;
   int64_t cached_group_id_ = INT64_MIN;
@@ -94,7 +100,7 @@ class ExitAggregator : public ExitSampleSink {
   std::array<size_t, static_cast<size_t>(EventKind::kCount)> detail_keys_per_kind_{};
   uint64_t filtered_out_ = 0;
   std::map<int32_t, bool> tids_seen_;
-  int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with a timed exit (before filters)
+  int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with an exit (before filters)
 };
 
 }  // namespace exitscope

@@ -3,6 +3,12 @@
 #include <algorithm>
 
 namespace exitscope {
+namespace {
+
+constexpr const char* kExitBeforeFirstEntryText =
+    "exits of a thread before its first entry in the trace (still paired)";
+
+}  // namespace
 
 ExitPairer::ExitPairer(const TraceMeta& meta, Diagnostics* diagnostics, ExitSampleSink* sink)
     : diagnostics_(diagnostics), sink_(sink) {
@@ -27,9 +33,9 @@ void ExitPairer::OnLost(const LostEvents& lost) {
   // exit is suspect, not only those of threads last seen there; open exits are at most one per vCPU.
   for (auto& [tid, t] : threads_) {
     if (t.has_open) {
-      t.has_open = false;
+      EmitUntimed(t);
       diagnostics_->Bump(kPairDroppedByLoss, Severity::kDataLoss,
-                         "open exits dropped untimed: the source lost events while they were open");
+                         "open exits counted untimed: the source lost events while they were open");
     }
     // Whatever the loss swallowed, the thread's next entry may have no exit: do not count it twice.
     t.expect_orphan_entry = true;
@@ -53,23 +59,25 @@ void ExitPairer::OnEvent(const KvmEvent& e) {
   }
 }
 
+void ExitPairer::EmitUntimed(ThreadState& t) {
+  t.has_open = false;
+  t.open.dur_ns = 0;
+  t.open.entry_cpu = -1;
+  ++counts_.untimed;
+  sink_->OnUntimedExit(t.open);
+}
+
 void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   ++counts_.exits;
   if (t.has_open) {
-    diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
-                       "exit followed by another exit of the same thread: the entry between was lost; "
-                       "the first exit is not timed");
-  }
-  if (e.ts_ns < start_cutoff_ns_) {
-    t.has_open = false;
-    t.expect_orphan_entry = true;
-    diagnostics_->Bump(kPairBeforeBufferStart, Severity::kInfo,
-                       "exits before the latest per-CPU start of an overwritten buffer, ignored");
-    return;
-  }
-  if (!t.seen_entry) {
-    diagnostics_->Bump(kPairExitBeforeFirstEntry, Severity::kInfo,
-                       "exits of a thread before its first entry in the trace (still paired)");
+    EmitUntimed(t);
+    if (counts_.entries == 0) {
+      ++lost_entry_before_any_entry_;
+    } else {
+      diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
+                         "exit followed by another exit of the same thread: the entry between was lost; "
+                         "the first exit is counted, not timed");
+    }
   }
   ExitSample& s = t.open;
   s.tid = e.tid;
@@ -87,11 +95,37 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   s.userspace_reason = 0;
   s.detail_count = 0;
   s.details_dropped = 0;
+  if (e.ts_ns < start_cutoff_ns_) {
+    EmitUntimed(t);
+    t.expect_orphan_entry = true;
+    diagnostics_->Bump(kPairBeforeBufferStart, Severity::kInfo,
+                       "exits before the latest per-CPU start of an overwritten buffer (counted, not timed)");
+    return;
+  }
+  if (!t.seen_entry) {
+    if (counts_.entries == 0) {
+      ++exit_before_any_entry_;
+    } else {
+      diagnostics_->Bump(kPairExitBeforeFirstEntry, Severity::kInfo, kExitBeforeFirstEntryText);
+    }
+  }
   t.has_open = true;
 }
 
 void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
-  ++counts_.entries;
+  if (counts_.entries++ == 0 && lost_entry_before_any_entry_) {
+    // The trace does record entries after all: the exits that followed exits did lose theirs.
+    diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
+                       "exit followed by another exit of the same thread: the entry between was lost; "
+                       "the first exit is counted, not timed",
+                       lost_entry_before_any_entry_);
+    lost_entry_before_any_entry_ = 0;
+  }
+  if (counts_.entries == 1 && exit_before_any_entry_) {
+    diagnostics_->Bump(kPairExitBeforeFirstEntry, Severity::kInfo, kExitBeforeFirstEntryText,
+                       exit_before_any_entry_);
+    exit_before_any_entry_ = 0;
+  }
   bool first = !t.seen_entry;
   t.seen_entry = true;
   if (!t.has_open) {
@@ -109,13 +143,14 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   }
   t.expect_orphan_entry = false;
   ExitSample& s = t.open;
-  t.has_open = false;
   if (e.ts_ns < s.ts_ns) {
     // Time went backwards within one thread: the source counts that; the pair cannot be timed.
+    EmitUntimed(t);
     diagnostics_->Bump(kPairEntryWithoutExit, Severity::kDataLoss,
                        "entry with no open exit on its thread: an exit was lost");
     return;
   }
+  t.has_open = false;
   s.entry_cpu = e.cpu;
   s.dur_ns = e.ts_ns - s.ts_ns;
   if (s.vcpu_id < 0) s.vcpu_id = e.vcpu_id;
@@ -161,11 +196,25 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
 }
 
 void ExitPairer::Finish() {
+  uint64_t final_open = 0;
   for (auto& [tid, t] : threads_) {
     if (!t.has_open) continue;
-    t.has_open = false;
+    EmitUntimed(t);
+    ++final_open;
+  }
+  if (counts_.entries == 0 && counts_.exits != 0) {
+    // Recorded with kvm_exit only (a common way to record): nothing was lost, there is nothing to time.
+    diagnostics_->Bump(kPairEntryNotRecorded, Severity::kInfo,
+                       "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry "
+                       "too, or -e kvm)",
+                       counts_.exits);
+    lost_entry_before_any_entry_ = 0;
+    exit_before_any_entry_ = 0;
+    return;
+  }
+  if (final_open) {
     diagnostics_->Bump(kPairFinalExit, Severity::kInfo,
-                       "exits still open when the trace ended (counted, not timed)");
+                       "exits still open when the trace ended (counted, not timed)", final_open);
   }
 }
 

@@ -8,6 +8,9 @@ namespace exitscope {
 namespace {
 
 constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbacks
+// Bumped by the kvm decoder and the text reader for records that are not kvm events: with the kvm
+// events read it gives the records the file held, so "events" is not mistaken for the file's count.
+constexpr const char* kSkippedRecords = "decode.skipped_events";
 
 std::string FilterSummary(const ReportOptions& o) {
   std::string s;
@@ -61,6 +64,8 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   c.filters = FilterSummary(options);
 
   report.totals.events = events;
+  report.totals.records = events + source.diagnostics().Count(kSkippedRecords);
+  report.totals.untimed = pairer.counts().untimed;
   report.totals.exits = pairer.counts().exits;
   report.totals.entries = pairer.counts().entries;
   report.totals.timed = pairer.counts().paired;

@@ -21,8 +21,24 @@ std::span<const Command> Commands();
 // Prints "error: <message>" and "hint: <hint>" (with the stable tag) on stderr; returns error.code.
 int PrintError(const Error& error);
 
+// Help paragraphs the subcommands share, so they teach the same words.
+inline constexpr const char* kHelpInputs =
+    "Inputs (detected by content): trace.dat from `trace-cmd record` (v6/v7, uncompressed, zlib or\n"
+    "zstd) or `exitscope record`; perf.data from `perf record -e 'kvm:*'`";  // callers end the sentence
+inline constexpr const char* kHelpPartial =
+    "PARTIAL: the trace lost events (ring-buffer overruns, perf LOST records) or holds malformed\n"
+    "records, so some exits are missing or untimed. The output is still printed: its first line says\n"
+    "'PARTIAL RESULT: <what was lost>' and the diagnostics table lists every counter. Info counters\n"
+    "(e.g. kvm_entry not recorded, exits open at the end of the trace) never make a result partial.";
+inline constexpr const char* kHelpLiveNeeds =
+    "Needs root (or CAP_SYS_ADMIN for tracefs), tracefs mounted, and the kvm module loaded.";
+
 // Entry points, one per subcommand file.
 int RunReportCommand(int argc, char** argv);
 int RunDumpCommand(int argc, char** argv);
+int RunRecordCommand(int argc, char** argv);
+int RunTopCommand(int argc, char** argv);
+int RunBenchCommand(int argc, char** argv);
+int RunAdviseCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -9,6 +9,11 @@ std::span<const Command> Commands() {
       {"report", "per-exit-reason statistics of a trace (time, percentiles, per VM / vCPU)",
        RunReportCommand},
       {"dump", "every event with all its fields, in time order", RunDumpCommand},
+      {"record", "record VM exits on this host into a trace.dat (own tracefs instance)",
+       RunRecordCommand},
+      {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
+      {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
+      {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
   };
   return kCommands;
 }

@@ -20,11 +20,21 @@ constexpr char kDumpHelp[] =
     "  <seconds> <cpu> <pid> <comm> <event>: <field>=<value> …\n"
     "Fields come from the trace's own event formats (all events, not only kvm), so what you see is\n"
     "what the kernel recorded. 8-byte unsigned values print in hex, others in decimal.\n"
-    "Lost events (ring-buffer overruns) appear as '# lost' lines where they happened.\n\n"
+    "Lost events (ring-buffer overruns) appear as '# lost' lines where they happened.";
+
+constexpr char kDumpInputsText[] = ".\nText renderings are readable as they are (`report` reads them too).";
+
+constexpr char kDumpExamples[] =
     "Examples:\n"
     "  exitscope dump trace.dat --event kvm_exit --limit 20\n"
+    "  exitscope dump perf.data --event kvm:kvm_exit --ns\n"
     "  exitscope dump trace.dat --json | jq 'select(.event==\"kvm_msr\")'\n"
     "  exitscope dump trace.dat --ns --event kvm:kvm_entry --event kvm:kvm_exit";
+
+constexpr char kDumpExitStatus[] =
+    "Exit status: 0 complete; 65 events were lost or malformed (every readable event is still\n"
+    "printed, with '# lost' lines) or unreadable data; 64 bad option or unknown --event;\n"
+    "66 input missing; 74 I/O error; 77 permission denied.";
 
 struct DumpOptions {
   std::string path;
@@ -120,9 +130,11 @@ int Dump(const DumpOptions& opt) {
 }  // namespace
 
 int RunDumpCommand(int argc, char** argv) {
-  CLI::App app{kDumpHelp, "exitscope dump"};
+  CLI::App app{"exitscope dump: every event of a trace with all its fields, in time order", "exitscope dump"};
+  app.footer(std::string(kDumpHelp) + "\n\n" + kHelpInputs + kDumpInputsText + "\n\n" + kDumpExamples + "\n\n" +
+             kDumpExitStatus);
   DumpOptions opt;
-  app.add_option("FILE", opt.path, "trace.dat written by `trace-cmd record`")->required();
+  app.add_option("FILE", opt.path, "trace.dat or perf.data (see Inputs below)")->required();
   app.add_option("--limit,-n", opt.limit, "stop after N events (0 = all)");
   app.add_option("--event,-e", opt.events, "only events with this name (repeatable; kvm_exit or kvm:kvm_exit)");
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");

@@ -1,12 +1,13 @@
 // `exitscope report FILE`: per-exit-reason statistics of a kvm trace, grouped and filtered, as text
 // or JSON. Exit status: 0 clean, 65 when the result is partial (data-loss/error diagnostics), other
-// sysexits codes for operational failures (see model/result.h).
+// sysexits codes for operational failures (see model/result.h). The help teaches what PARTIAL means.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <unistd.h>
 
 #include "analysis/report_pipeline.h"
 #include "cli/command.h"
+#include "cli/rip_report.h"
 #include "decode/exit_reasons.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
@@ -17,24 +18,40 @@ namespace {
 constexpr const char* kReportHelp = R"(Per exit reason: how many VM exits, how much host time they took, and how that
 time is distributed (min / mean / p50 / p90 / p99 / p99.9 / max). An exit's time runs
 from kvm_exit to the next kvm_entry of the same vCPU thread (as `perf kvm stat`).
+COUNT is every kvm_exit; the time columns cover the exits that have a time. UNTIMED (shown
+when some have none) counts exits whose kvm_entry is missing: lost, not recorded (a trace
+recorded with only kvm_exit is counted, not timed), or after the end of the trace.)";
 
-Record a trace first, while the guest does what you want to measure:
-  trace-cmd record -e kvm -- sleep 10        # -> trace.dat
-  perf record -e 'kvm:*' -a -- sleep 10      # -> perf.data
+constexpr const char* kReportInputsText =
+    ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).";
+
+constexpr const char* kReportExamples = R"(Record a trace first, while the guest does what you want to measure:
+  exitscope record -o trace.dat --duration 10      # -> trace.dat (root)
+  trace-cmd record -e kvm -- sleep 10               # -> trace.dat
+  perf record -e 'kvm:*' -a -- sleep 10             # -> perf.data
 
 Examples:
   exitscope report trace.dat                        # table per exit reason
   exitscope report --by vcpu trace.dat              # one table per vCPU thread
-  exitscope report --by vm --top 5 trace.dat        # top 5 reasons of each VM (host process)
+  exitscope report --by vm --top 5 trace.dat        # top 5 reasons of each VM
   exitscope report --reason EPT_VIOLATION trace.dat # only one reason (any spelling: npf, EXIT_NPF)
   exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
+  exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
+  exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
+  trace-cmd report trace.dat > t.txt && exitscope report t.txt   # text works too
+
+VMs: by host process when the trace records it (perf.data); else by trace-cmd's GUEST option
+(name and vCPU -> thread map), else QEMU "CPU n/KVM" threads with consecutive tids are grouped
+and the label says the process was not recorded.
 
 Detail breakdowns (MSR index, I/O port, MMIO GPA, CR, hypercall, KVM_EXIT_* of exits that
 went to the VMM) appear when the trace holds kvm_msr / kvm_pio / kvm_mmio / kvm_cr /
-kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all).
+kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all).)";
 
-Exit status: 0 clean; 65 the trace lost events (the report is printed, marked PARTIAL).)";
+constexpr const char* kReportExitStatus =
+    "Exit status: 0 complete; 65 PARTIAL (report printed) or unreadable data; 64 bad option;\n"
+    "66 input missing; 74 I/O error; 77 permission denied.";
 
 void PrintProgress(uint64_t done, uint64_t total) {
   if (total == 0) return;
@@ -46,26 +63,30 @@ void PrintProgress(uint64_t done, uint64_t total) {
 
 int RunReportCommand(int argc, char** argv) {
   CLI::App app{"exitscope report: where VMs lose time to exits, per exit reason", "exitscope report"};
-  app.footer(kReportHelp);
+  app.footer(std::string(kReportHelp) + "\n\n" + kHelpInputs + kReportInputsText + "\n\n" + kReportExamples +
+             "\n\n" + kHelpPartial + "\n\n" + kReportExitStatus);
   std::string path, by = "reason", input_format = "auto";
   ReportOptions options;
   bool json = false, no_details = false;
   double from_s = -1, to_s = -1;
   int pid = -1, vcpu = -1;
   std::string reason;
-  app.add_option("FILE", path, "trace.dat, perf.data or trace text")->required();
-  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu")
-      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu"}));
+  app.add_option("FILE", path, "trace.dat, perf.data or trace text (see Inputs below)")->required();
+  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu, rip (top guest RIPs per reason)")
+      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu", "rip"}));
+  RipReportArgs rip_args;
+  AddRipReportOptions(app, &rip_args);
   app.add_option("--pid", pid, "only this VM (host pid) or vCPU thread (tid)");
   app.add_option("--vcpu", vcpu, "only this vCPU index");
   app.add_option("--reason", reason, "only this exit reason (HLT, EPT_VIOLATION, npf, EXIT_IOIO …)");
   app.add_option("--from", from_s, "start of the time window, seconds from the first event");
   app.add_option("--to", to_s, "end of the time window, seconds from the first event");
   app.add_option("--top", options.top, "show only the N reasons with most exits per group");
-  app.add_flag("--json", json, "one JSON object (schema_version 1) instead of tables");
+  app.add_flag("--json", json, "one JSON object (schema_version 2) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
-  app.add_option("--input-format", input_format, "auto (default), tracedat, perf, text")
-      ->check(CLI::IsMember({"auto", "tracedat", "perf", "text"}));
+  app.add_option("--input-format,--format", input_format,
+                 "auto (default: by content), tracedat, perfdata (or perf), text")
+      ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,9 +110,12 @@ int RunReportCommand(int argc, char** argv) {
     options.reason = reason;
   }
   InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
-                    : input_format == "perf"   ? InputFormat::kPerfData
+                    : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
+  if (by == "rip" || !rip_args.folded.empty()) {
+    return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip"}, rip_args);
+  }
   auto source = OpenKvmEventSource(path, fmt);
   if (!source.ok()) return PrintError(source.error());
 

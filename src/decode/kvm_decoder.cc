@@ -206,6 +206,8 @@ class DecodingSource : public KvmEventSource {
         if (lost->cpu >= 0 && lost->cpu == l.cpu) l.count += lost->count;
         *lost = l;
       }
+      // Consumed: sources that write *lost only when a marker precedes (perf.data) leave it set.
+      l.cpu = -1;
       if (decoder_.Decode(raw, event)) return true;
       ++skipped_;
     }

@@ -23,6 +23,9 @@ struct TraceMeta {
   std::string kernel;              // uname / OSRELEASE when recorded
   std::string clock;               // "local", "global", "x86-tsc", "tsc2nsec"…
   std::string cpu_description;     // CPUDESC / CPUID when recorded
+  std::string hostname;            // perf.data HOSTNAME feature (empty when unknown)
+  std::string arch;                // perf.data ARCH feature ("x86_64")
+  std::string record_command;      // the recording's command line (perf.data CMDLINE feature)
   Isa isa_hint = Isa::kUnknown;    // from the file's CPU information, when it has one
   int cpu_count = 0;
   uint32_t page_size = 0;

@@ -7,10 +7,12 @@ namespace {
 
 using nlohmann::json;
 
-json StatsJson(const DurationStats& s) {
-  return json{{"count", s.count},   {"total_ns", s.total_ns}, {"min_ns", s.min_ns},
-              {"mean_ns", s.mean_ns}, {"p50_ns", s.p50_ns},   {"p90_ns", s.p90_ns},
-              {"p99_ns", s.p99_ns}, {"p999_ns", s.p999_ns},   {"max_ns", s.max_ns}};
+// "count" is every exit, "timed_count" those with a time; the *_ns fields cover the timed ones.
+json StatsJson(const DurationStats& s, uint64_t count) {
+  return json{{"count", count},       {"timed_count", s.count}, {"total_ns", s.total_ns},
+              {"min_ns", s.min_ns},   {"mean_ns", s.mean_ns},   {"p50_ns", s.p50_ns},
+              {"p90_ns", s.p90_ns},   {"p99_ns", s.p99_ns},     {"p999_ns", s.p999_ns},
+              {"max_ns", s.max_ns}};
 }
 
 }  // namespace
@@ -36,11 +38,13 @@ std::string RenderJsonReport(const Report& r) {
                         {"filters", c.filters}};
   const auto& t = r.totals;
   out["totals"] = json{{"events", t.events},
+                       {"records", t.records},
                        {"kvm_exit", t.exits},
                        {"kvm_entry", t.entries},
                        {"timed_exits", t.timed},
+                       {"untimed_exits", t.untimed},
                        {"filtered_out", t.filtered_out},
-                       {"reported", StatsJson(t.all)},
+                       {"reported", StatsJson(t.all, t.reported)},
                        {"userspace_count", t.userspace_count},
                        {"userspace_ns", t.userspace_ns},
                        {"in_kernel_count", t.all.count - t.userspace_count},
@@ -50,7 +54,7 @@ std::string RenderJsonReport(const Report& r) {
   for (const auto& g : r.groups) {
     json reasons = json::array();
     for (const auto& row : g.reasons) {
-      json jr = StatsJson(row.stats);
+      json jr = StatsJson(row.stats, row.count);
       jr["reason"] = row.name;
       jr["isa"] = std::string(IsaName(row.isa));
       jr["code"] = row.code;
@@ -63,7 +67,7 @@ std::string RenderJsonReport(const Report& r) {
     groups.push_back(json{{"kind", g.kind},
                           {"id", g.id},
                           {"label", g.label},
-                          {"total", StatsJson(g.total)},
+                          {"total", StatsJson(g.total, g.count)},
                           {"userspace_count", g.userspace_count},
                           {"userspace_ns", g.userspace_ns},
                           {"reasons", std::move(reasons)},

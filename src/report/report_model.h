@@ -13,7 +13,8 @@
 namespace exitscope {
 
 // Bump when a field of the JSON output changes meaning or goes away (additions keep the version).
-inline constexpr int kReportSchemaVersion = 1;
+// 2: "count" is every exit (timed or not), "timed_count" the exits with a time (1 had timed only).
+inline constexpr int kReportSchemaVersion = 2;
 
 struct DurationStats {
   uint64_t count = 0;
@@ -27,8 +28,9 @@ struct ReasonRow {
   std::string name;  // kernel spelling, e.g. "EPT_VIOLATION", "npf"
   Isa isa = Isa::kUnknown;
   uint32_t code = 0;
-  DurationStats stats;
-  double pct_count = 0, pct_time = 0;  // of the group's timed exits / time
+  uint64_t count = 0;   // every exit of the reason (timed or not)
+  DurationStats stats;  // over the timed ones (stats.count of them)
+  double pct_count = 0, pct_time = 0;  // of the group's exits / timed time
   uint64_t userspace_count = 0, userspace_ns = 0;  // exits that went to the VMM
 };
 
@@ -36,9 +38,10 @@ struct GroupReport {
   std::string kind;   // "all", "vm", "vcpu", "cpu"
   int64_t id = 0;     // tgid / tid / cpu
   std::string label;  // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
-  DurationStats total;
+  uint64_t count = 0;   // every exit (timed or not)
+  DurationStats total;  // over the timed ones
   uint64_t userspace_count = 0, userspace_ns = 0;
-  std::vector<ReasonRow> reasons;  // by total time, descending
+  std::vector<ReasonRow> reasons;  // most exits first (perf kvm stat order), ties by time
   uint64_t reasons_hidden = 0;     // rows cut by --top
 };
 
@@ -64,11 +67,14 @@ struct ReportContext {
 
 struct ReportTotals {
   uint64_t events = 0;    // KvmEvents read
+  uint64_t records = 0;   // records the source read, kvm events or not
   uint64_t exits = 0;     // kvm_exit events
   uint64_t entries = 0;   // kvm_entry events
   uint64_t timed = 0;     // exits paired with their entry (before filters)
+  uint64_t untimed = 0;   // exits without a time (before filters)
   uint64_t filtered_out = 0;
-  DurationStats all;      // over reported (timed, filtered) exits
+  uint64_t reported = 0;  // exits reported (after filters), timed or not
+  DurationStats all;      // over reported timed exits
   uint64_t userspace_count = 0, userspace_ns = 0;
 };
 

@@ -54,24 +54,59 @@ class Table {
   std::string align_;
 };
 
+// COUNT is every exit; the time columns cover the timed ones, and UNTIMED (shown only when some exit
+// has no time) says how many of COUNT they leave out.
 std::string ReasonTable(const GroupReport& g) {
-  Table t({"REASON", "COUNT", "%EXITS", "TOTAL", "%TIME", "MIN", "MEAN", "P50", "P90", "P99", "P99.9",
-           "MAX", "TO VMM"});
-  for (const auto& r : g.reasons) {
-    const auto& s = r.stats;
-    t.Add({r.name, Count(s.count), Pct(r.pct_count), FormatDuration(s.total_ns), Pct(r.pct_time),
-           FormatDuration(s.min_ns), FormatDuration(s.mean_ns), FormatDuration(s.p50_ns),
-           FormatDuration(s.p90_ns), FormatDuration(s.p99_ns), FormatDuration(s.p999_ns),
-           FormatDuration(s.max_ns), r.userspace_count ? Count(r.userspace_count) : "-"});
-  }
-  const auto& s = g.total;
-  t.Add({"total", Count(s.count), s.count ? "100.00%" : "-", FormatDuration(s.total_ns),
-         s.count ? "100.00%" : "-", FormatDuration(s.min_ns), FormatDuration(s.mean_ns),
-         FormatDuration(s.p50_ns), FormatDuration(s.p90_ns), FormatDuration(s.p99_ns),
-         FormatDuration(s.p999_ns), FormatDuration(s.max_ns),
-         g.userspace_count ? Count(g.userspace_count) : "-"});
+  const bool show_untimed = g.count != g.total.count;
+  std::vector<std::string> header = {"REASON", "COUNT"};
+  if (show_untimed) header.push_back("UNTIMED");
+  header.insert(header.end(), {"%EXITS", "TOTAL", "%TIME", "MIN", "MEAN", "P50", "P90", "P99", "P99.9",
+                               "MAX", "TO VMM"});
+  Table t(header);
+  auto add = [&](const std::string& name, uint64_t count, const DurationStats& s, std::string pct_count,
+                 std::string pct_time, uint64_t user_count) {
+    std::vector<std::string> row = {name, Count(count)};
+    if (show_untimed) row.push_back(count != s.count ? Count(count - s.count) : "-");
+    row.push_back(std::move(pct_count));
+    if (s.count == 0) {
+      row.insert(row.end(), 9, "-");
+    } else {
+      row.insert(row.end(), {FormatDuration(s.total_ns), std::move(pct_time), FormatDuration(s.min_ns),
+                             FormatDuration(s.mean_ns), FormatDuration(s.p50_ns), FormatDuration(s.p90_ns),
+                             FormatDuration(s.p99_ns), FormatDuration(s.p999_ns), FormatDuration(s.max_ns)});
+    }
+    row.push_back(user_count ? Count(user_count) : "-");
+    t.Add(std::move(row));
+  };
+  for (const auto& r : g.reasons) add(r.name, r.count, r.stats, Pct(r.pct_count), Pct(r.pct_time), r.userspace_count);
+  add("total", g.count, g.total, g.count ? "100.00%" : "-", g.total.total_ns ? "100.00%" : "-", g.userspace_count);
   std::string out = t.Render("  ");
   if (g.reasons_hidden) out += fmt::format("  ({} more reasons not shown: --top)\n", g.reasons_hidden);
+  return out;
+}
+
+// What made the result partial, in words, so the first line says it without reading the table.
+std::string PartialCauses(const std::vector<DiagnosticCounter>& diagnostics) {
+  struct Phrase {
+    std::string_view one, many;
+  };
+  static const std::map<std::string_view, Phrase> kPhrases = {
+      {"pair.lost_entry", {"exit lost its entry", "exits lost their entry"}},
+      {"pair.entry_without_exit", {"entry without exit", "entries without exit"}},
+      {"pair.exit_dropped_by_lost_events", {"open exit dropped by lost events", "open exits dropped by lost events"}},
+  };
+  std::string out;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::kInfo) continue;
+    out += out.empty() ? "" : ", ";
+    if (auto it = kPhrases.find(d.name); it != kPhrases.end()) {
+      out += fmt::format("{} {}", Count(d.count), d.count == 1 ? it->second.one : it->second.many);
+    } else if (d.name.ends_with(".missed_events") || d.name.ends_with(".lost_events")) {
+      out += fmt::format("{} events lost while recording ({})", Count(d.count), d.name);
+    } else {
+      out += fmt::format("{} {}", d.name, Count(d.count));
+    }
+  }
   return out;
 }
 
@@ -156,34 +191,44 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   std::string out;
   const auto& c = r.context;
   if (r.partial) {
-    out += "PARTIAL RESULT: the trace lost events or held malformed data; see diagnostics below.\n\n";
+    std::string causes = PartialCauses(r.diagnostics);
+    out += causes.empty() ? "PARTIAL RESULT: the trace lost events or held malformed data (see diagnostics)\n\n"
+                          : fmt::format("PARTIAL RESULT: {} (see diagnostics)\n\n", causes);
   }
   out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
   out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
                      c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
   double span_s = static_cast<double>(c.last_ts_ns - c.first_ts_ns) * 1e-9;
-  out += fmt::format("  duration {:.3f} s · {} CPUs · {} VM{} · {} vCPU thread{}\n", span_s, c.cpu_count,
-                     c.vms.size(), c.vms.size() == 1 ? "" : "s", c.vcpu_threads,
-                     c.vcpu_threads == 1 ? "" : "s");
+  // Text inputs do not say how many CPUs the host had: leave it out rather than print 0.
+  std::string cpus = c.cpu_count > 0 ? fmt::format("{} CPU{} · ", c.cpu_count, c.cpu_count == 1 ? "" : "s") : "";
+  out += fmt::format("  duration {:.3f} s · {}{} VM{} · {} vCPU thread{}\n", span_s, cpus, c.vms.size(),
+                     c.vms.size() == 1 ? "" : "s", c.vcpu_threads, c.vcpu_threads == 1 ? "" : "s");
   for (const auto& vm : c.vms) out += fmt::format("    VM {}\n", vm);
   if (!c.filters.empty()) out += fmt::format("  filters: {}\n", c.filters);
   const auto& t = r.totals;
-  out += fmt::format("  events {} · kvm_exit {} · kvm_entry {} · timed exits {}", Count(t.events),
-                     Count(t.exits), Count(t.entries), Count(t.timed));
+  out += t.records != t.events
+             ? fmt::format("  kvm events {} of {} records", Count(t.events), Count(t.records))
+             : fmt::format("  kvm events {}", Count(t.events));
+  out += fmt::format(" · kvm_exit {} · kvm_entry {} · timed exits {}", Count(t.exits), Count(t.entries),
+                     Count(t.timed));
   if (t.filtered_out) out += fmt::format(" · filtered out {}", Count(t.filtered_out));
   out += "\n";
+  if (t.exits != 0 && t.entries == 0) {
+    out += "  exit times unavailable: kvm_entry was not recorded, so exits are counted but not timed\n"
+           "  (record with -e kvm:kvm_entry too, or -e kvm)\n";
+  }
 
   if (t.exits == 0) {
     out += "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
            "`perf record -e 'kvm:*'` while the guest runs)\n";
   } else if (r.groups.empty()) {
-    out += "\nno timed exits match (check the filters, or the diagnostics below)\n";
+    out += "\nno exits match (check the filters, or the diagnostics below)\n";
   }
   for (const auto& g : r.groups) {
     out += "\n";
     if (g.kind != "all") {
       out += fmt::format("{} {} — {} exits, {}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
-                         g.label, Count(g.total.count), FormatDuration(g.total.total_ns));
+                         g.label, Count(g.count), FormatDuration(g.total.total_ns));
     }
     out += ReasonTable(g);
     if (t.userspace_count || g.userspace_count)

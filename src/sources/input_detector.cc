@@ -6,6 +6,10 @@
 
 #include "decode/kvm_decoder.h"
 #include "decode/tracing_data.h"
+#include "sources/mapped_file.h"
+#include "sources/perfdata_source.h"
+#include "sources/text_line_reader.h"
+#include "sources/text_reader.h"
 #include "sources/tracedat_reader.h"
 
 namespace exitscope {
@@ -24,15 +28,7 @@ Error Unsupported(const std::string& path, std::string_view what) {
 
 Result<InputFormat> DetectInputFormat(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    int err = errno;
-    if (err == EACCES || err == EPERM) {
-      return MakeError(kExitNoPerm, "input.permission", "cannot read '" + path + "': " + std::strerror(err),
-                       "trace files written by root are often mode 0600; use sudo or chmod");
-    }
-    return MakeError(kExitNoInput, "input.missing", "cannot open '" + path + "': " + std::strerror(err),
-                     "check the path; trace-cmd writes trace.dat in the directory it ran in");
-  }
+  if (!f) return InputOpenError(path, errno);
   uint8_t head[64] = {};
   size_t n = std::fread(head, 1, sizeof head, f);
   std::fclose(f);
@@ -46,6 +42,8 @@ Result<InputFormat> DetectInputFormat(const std::string& path) {
     return InputFormat::kTraceDat;
   }
   if (n >= 8 && std::memcmp(head, kPerfMagic, 8) == 0) return InputFormat::kPerfData;
+  // gzip: trace text compressed (trace-cmd report | gzip); the text reader inflates it.
+  if (LooksGzip(head, n)) return InputFormat::kText;
   // Printable start: one of the text dialects (trace-cmd report, perf script, tracefs trace).
   bool text = true;
   for (size_t i = 0; i < n; ++i) {
@@ -66,7 +64,7 @@ Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& pa
   }
   switch (format) {
     case InputFormat::kTraceDat: return OpenTraceDat(path);
-    case InputFormat::kPerfData: return Unsupported(path, "perf.data");
+    case InputFormat::kPerfData: return OpenPerfDataRaw(path);
     case InputFormat::kText: return Unsupported(path, "trace text");
     case InputFormat::kAuto: break;
   }
@@ -74,6 +72,13 @@ Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& pa
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format) {
+  if (format == InputFormat::kAuto) {
+    auto detected = DetectInputFormat(path);
+    if (!detected.ok()) return detected.error();
+    format = *detected;
+  }
+  // Text is already typed events: no raw records to decode.
+  if (format == InputFormat::kText) return OpenTextSource(path);
   auto raw = OpenRawEventSource(path, format);
   if (!raw.ok()) return raw.error();
   return MakeDecodingSource(std::move(raw.value()));

@@ -10,45 +10,62 @@
 
 namespace exitscope {
 
+Error InputOpenError(const std::string& path, int err) {
+  if (err == EACCES || err == EPERM) {
+    return MakeError(kExitNoPerm, "input.permission", "cannot read '" + path + "': " + std::strerror(err),
+                     "trace files written by root (trace-cmd, perf) are often mode 0600; use sudo, or chown "
+                     "the file");
+  }
+  return MakeError(kExitNoInput, "input.missing", "cannot open '" + path + "': " + std::strerror(err),
+                   "check the path; trace-cmd and perf write trace.dat / perf.data in the directory they ran in");
+}
+
 Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    if (err == EACCES || err == EPERM) {
-      return MakeError(kExitNoPerm, "input.permission", "cannot read '" + path + "': " + std::strerror(err),
-                       "trace files written by root are often mode 0600; use sudo or chmod");
-    }
-    return MakeError(kExitNoInput, "input.missing", "cannot open '" + path + "': " + std::strerror(err),
-                     "check the path; trace-cmd writes trace.dat in the directory it ran in");
-  }
+  if (fd < 0) return InputOpenError(path, errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return MakeError(kExitNoInput, "input.not-a-file", "'" + path + "' is not a regular file",
-                     "pass a trace file (trace.dat), not a directory or a pipe");
+    return MakeError(kExitNoInput, "input.not-a-file", "'" + path + "' is not a file",
+                     "pass a trace file (trace.dat, perf.data or trace text), not a directory");
   }
   auto file = std::unique_ptr<MappedFile>(new MappedFile());
-  file->size_ = static_cast<size_t>(st.st_size);
-  if (file->size_ > 0) {
-    void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
+  file->path_ = path;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      file->data_ = static_cast<const uint8_t*>(p);
+      file->size_ = static_cast<size_t>(st.st_size);
+      file->mapped_ = true;
+      ::close(fd);
+      return file;
+    }
+  }
+  // Pipes, FIFOs, /dev/stdin, or a file system without mmap: read it all.
+  uint8_t buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
       int err = errno;
       ::close(fd);
-      return MakeError(kExitIoErr, "input.mmap", "cannot map '" + path + "': " + std::strerror(err),
-                       "the file system may not support mmap; copy the file to a local disk");
+      return MakeError(kExitIoErr, "input.read", "cannot read '" + path + "': " + std::strerror(err));
     }
-    file->data_ = static_cast<const uint8_t*>(p);
-    file->mapped_ = true;
-    ::madvise(p, file->size_, MADV_SEQUENTIAL);
+    if (n == 0) break;
+    file->owned_.insert(file->owned_.end(), buf, buf + n);
   }
   ::close(fd);
+  file->data_ = file->owned_.data();
+  file->size_ = file->owned_.size();
   return file;
 }
 
-std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes) {
+std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes, const std::string& name) {
   auto file = std::unique_ptr<MappedFile>(new MappedFile());
   file->data_ = bytes.data();
   file->size_ = bytes.size();
+  file->path_ = name;
   return file;
 }
 

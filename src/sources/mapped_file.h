@@ -1,34 +1,45 @@
-// A read-only mmap of an input file: readers slice it instead of copying (trace.dat pages are
-// used in place), or a view of a buffer. In: a path. Out: the bytes, or an Error (66 missing, 77 permission, 74 I/O).
+// A whole input file as one read-only byte span, shared by every file reader (trace.dat, perf.data,
+// text): mmap for regular files (the page cache does the I/O; trace.dat pages are used in place), a
+// plain read into memory for pipes and FIFOs (`report <(zcat trace.txt.gz)`) or when mmap fails.
+// In: a path. Out: bytes valid for the object's lifetime, or an Error (66 missing / not a file,
+// 77 permission, 74 I/O). Assumption: inputs fit the address space (64-bit hosts).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "model/result.h"
 
 namespace exitscope {
 
+// The error for an input that open(2) refused with `err` (also used by input detection).
+Error InputOpenError(const std::string& path, int err);
+
 class MappedFile {
  public:
   static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
-  // A view of bytes already in memory (fuzzers, tests): not owned, must outlive the MappedFile.
-  static std::unique_ptr<MappedFile> View(std::span<const uint8_t> bytes);
+  // A view of bytes already in memory (fuzzers, tests): not owned, must outlive the MappedFile;
+  // `name` is what messages call it.
+  static std::unique_ptr<MappedFile> View(std::span<const uint8_t> bytes, const std::string& name);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  const std::string& path() const { return path_; }
   // Tells the kernel the pages behind [offset, offset+size) will not be read again, so a long
-  // sequential read keeps a flat resident set.
+  // sequential read keeps a flat resident set (no-op when the input was read, not mapped).
   void Release(uint64_t offset, uint64_t size) const;
 
  private:
   MappedFile() = default;
+  std::string path_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  std::vector<uint8_t> owned_;  // pipes and inputs that could not be mapped
 };
 
 }  // namespace exitscope

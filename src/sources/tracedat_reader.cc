@@ -259,7 +259,7 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
 Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
                                                            const std::string& name) {
   auto reader = std::make_unique<TraceDatReader>();
-  if (Status s = reader->Open(MappedFile::View(bytes), name); !s.ok()) return s.error();
+  if (Status s = reader->Open(MappedFile::View(bytes, name), name); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));
 }
 

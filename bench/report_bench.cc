@@ -1,0 +1,86 @@
+// Events per second of the full report pipeline (pair → aggregate → Report) on real decoded events:
+// dual-5000/trace.dat is decoded once into memory, then replayed with shifted time until >= 10M
+// events, so the figure is the analysis stage alone (the reader has its own benchmark).
+#include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
+
+#include <vector>
+
+#include "analysis/report_pipeline.h"
+#include "sources/event_source.h"
+
+namespace exitscope {
+namespace {
+
+class ReplaySource : public KvmEventSource {
+ public:
+  ReplaySource(const std::vector<KvmEvent>& events, const TraceMeta& meta, uint64_t total)
+      : events_(events), meta_(meta), total_(total) {
+    span_ns_ = events_.back().ts_ns - events_.front().ts_ns + 1000;
+  }
+  const TraceMeta& meta() const override { return meta_; }
+  bool Next(KvmEvent* e, LostEvents*) override {
+    if (done_ == total_) return false;
+    *e = events_[i_];
+    e->ts_ns += shift_;
+    ++done_;
+    if (++i_ == events_.size()) {
+      i_ = 0;
+      shift_ += span_ns_;
+    }
+    return true;
+  }
+  Diagnostics& diagnostics() override { return diagnostics_; }
+
+ private:
+  const std::vector<KvmEvent>& events_;
+  const TraceMeta& meta_;
+  Diagnostics diagnostics_;
+  uint64_t total_, done_ = 0, shift_ = 0, span_ns_ = 0;
+  size_t i_ = 0;
+};
+
+struct Decoded {
+  std::vector<KvmEvent> events;
+  TraceMeta meta;
+};
+
+const Decoded& Dual5000() {
+  static Decoded d = [] {
+    Decoded out;
+    auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) +
+                                  "/traces/nested-svm-6.1/dual-5000/trace.dat");
+    if (!src.ok()) return out;
+    KvmEvent e;
+    while ((*src)->Next(&e, nullptr)) out.events.push_back(e);
+    out.meta = (*src)->meta();
+    return out;
+  }();
+  return d;
+}
+
+void BM_ReportPipeline(benchmark::State& state) {
+  const Decoded& d = Dual5000();
+  if (d.events.empty()) {
+    state.SkipWithError("dual-5000/trace.dat not readable");
+    return;
+  }
+  const uint64_t kEvents = 10'000'000;
+  ReportOptions options;
+  options.by = static_cast<GroupBy>(state.range(0));
+  for (auto _ : state) {
+    ReplaySource src(d.events, d.meta, kEvents);
+    Report r = BuildReport(src, options);
+    benchmark::DoNotOptimize(r.totals.timed);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEvents));
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_ReportPipeline)->Arg(static_cast<int>(GroupBy::kReason))->Arg(static_cast<int>(GroupBy::kVcpu))
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace exitscope

@@ -1,0 +1,106 @@
+#include "advise/exit_collector.h"
+
+#include <algorithm>
+
+namespace exitscope {
+namespace {
+
+// include/trace/events/kvm.h: KVM_TRACE_MMIO_READ_UNSATISFIED 0, _READ 1, _WRITE 2.
+constexpr uint32_t kKvmTraceMmioWrite = 2;
+
+}  // namespace
+
+void ExitCollector::Add(const KvmEvent& e) {
+  profile_.has_event[static_cast<int>(e.kind)] = true;
+  if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
+  if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
+  if (e.kind == EventKind::kExit) apic_[e.tid] = ApicAccess{};
+  if (e.kind == EventKind::kApic) apic_[e.tid] = ApicAccess{true, e.write, e.aux};
+  pairer_.OnEvent(e);
+}
+
+void ExitCollector::OnExitSample(const ExitSample& s) {
+  AdvisedExit x;
+  x.ts_ns = s.ts_ns;
+  x.dur_ns = s.dur_ns;
+  x.tid = s.tid;
+  x.cpu = s.exit_cpu;
+  x.vcpu = s.vcpu_id;
+  x.isa = s.isa != Isa::kUnknown ? s.isa : meta_->isa_hint;
+  x.reason = s.reason;
+  x.exit_class = ClassifyExit(x.isa, s.reason);
+  x.rip = s.rip;
+  x.info1 = s.info1;
+  x.info2 = s.info2;
+  x.userspace = s.to_userspace;
+  x.userspace_reason = s.userspace_reason;
+  for (int i = 0; i < s.detail_count; ++i) {
+    const ExitDetail& d = s.details[i];
+    switch (d.kind) {
+      case EventKind::kMsr:
+        x.has_msr = true;
+        x.msr = static_cast<uint32_t>(d.key);
+        x.msr_write = d.write;
+        break;
+      case EventKind::kPio:
+        x.has_pio = true;
+        x.port = static_cast<uint32_t>(d.key);
+        x.pio_write = d.write;
+        break;
+      case EventKind::kMmio:
+        x.has_mmio = true;
+        x.gpa = d.key;
+        x.mmio_write = d.write || d.aux == kKvmTraceMmioWrite;
+        break;
+      case EventKind::kFastMmio:
+        x.has_mmio = x.fast_mmio = x.mmio_write = true;
+        x.gpa = d.key;
+        break;
+      case EventKind::kPageFault:
+        x.page_fault = true;
+        x.fault_addr = d.key;
+        break;
+      default:
+        break;
+    }
+  }
+  if (auto it = apic_.find(s.tid); it != apic_.end() && it->second.seen) {
+    x.has_apic = true;
+    x.apic_write = it->second.write;
+    x.apic_reg = it->second.reg;
+  }
+  auto tg = meta_->tgid_by_tid.find(s.tid);
+  x.vm = tg != meta_->tgid_by_tid.end() ? tg->second : -1;
+  for (const auto& g : meta_->guests) {
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) {
+      if (tid != s.tid) continue;
+      if (x.vm < 0) x.vm = static_cast<int32_t>(g.trace_id);
+      if (x.vcpu < 0) x.vcpu = vcpu;
+    }
+  }
+  profile_.total_exit_ns += x.dur_ns;
+  profile_.exits.push_back(x);
+}
+
+ExitProfile ExitCollector::Finish() {
+  pairer_.Finish();
+  for (const auto& [tid, comm] : meta_->comm_by_tid) profile_.vm_names[tid] = comm;
+  // Samples arrive at entry time; rules walk exits in the order they happened.
+  std::stable_sort(profile_.exits.begin(), profile_.exits.end(),
+                   [](const AdvisedExit& a, const AdvisedExit& b) { return a.ts_ns < b.ts_ns; });
+  return std::move(profile_);
+}
+
+ExitProfile CollectExits(KvmEventSource* source) {
+  ExitCollector c(&source->meta(), &source->diagnostics());
+  KvmEvent e;
+  while (true) {
+    LostEvents lost;
+    if (!source->Next(&e, &lost)) break;
+    if (lost.cpu >= 0) c.Lost(lost);
+    c.Add(e);
+  }
+  return c.Finish();
+}
+
+}  // namespace exitscope

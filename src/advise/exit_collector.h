@@ -1,0 +1,85 @@
+// The advisor's input: each VM exit with its handling time and what KVM did while handling it (MSR
+// index, port, MMIO address, a trip to the VMM, a page fault). Rules read only this, so they can be
+// unit-tested on synthetic exits and fed from any source.
+// In: KvmEvents in time order (any reader), paired by analysis/exit_pairer (the same ExitSamples and
+// diagnostics as `report`). Out: AdvisedExits in exit-time order plus totals.
+// Assumption: kvm_exit … kvm_entry on one host thread bracket one exit; the kvm events between them on
+// that thread (kvm_msr, kvm_pio, kvm_mmio, kvm_userspace_exit, kvm_page_fault, kvm_apic) belong to it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "advise/exit_reason_codes.h"
+#include "analysis/exit_pairer.h"
+#include "model/diagnostics.h"
+#include "model/kvm_event.h"
+#include "model/trace_meta.h"
+#include "sources/event_source.h"
+
+namespace exitscope {
+
+struct AdvisedExit {
+  uint64_t ts_ns = 0;        // kvm_exit
+  uint64_t dur_ns = 0;       // kvm_exit → next kvm_entry on the same thread
+  int32_t vm = -1;           // VMM process (tgid) when known
+  int32_t tid = -1;          // host vCPU thread
+  int32_t vcpu = -1;
+  int32_t cpu = -1;
+  Isa isa = Isa::kUnknown;
+  uint32_t reason = 0;
+  ExitClass exit_class = ExitClass::kOther;
+  uint64_t rip = 0, info1 = 0, info2 = 0;
+  // What the handling showed (set when the trace has those events).
+  bool has_msr = false, msr_write = false;
+  uint32_t msr = 0;
+  bool has_pio = false, pio_write = false;
+  uint32_t port = 0;
+  bool has_mmio = false, mmio_write = false, fast_mmio = false;
+  uint64_t gpa = 0;
+  bool userspace = false;      // kvm_userspace_exit: KVM_RUN returned to the VMM
+  uint32_t userspace_reason = 0;
+  bool page_fault = false;
+  uint64_t fault_addr = 0;
+  bool has_apic = false, apic_write = false;
+  uint32_t apic_reg = 0;
+};
+
+struct ExitProfile {
+  std::vector<AdvisedExit> exits;  // by exit time
+  uint64_t total_exit_ns = 0;
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;
+  // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
+  bool has_event[static_cast<int>(EventKind::kCount)] = {};
+  std::map<int32_t, std::string> vm_names;  // tgid → comm
+  uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
+  bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
+};
+
+class ExitCollector : public ExitSampleSink {
+ public:
+  ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
+      : meta_(meta), pairer_(*meta, diagnostics, this) {}
+  void Add(const KvmEvent& e);
+  void Lost(const LostEvents& lost) { pairer_.OnLost(lost); }
+  ExitProfile Finish();
+  void OnExitSample(const ExitSample& s) override;
+
+ private:
+  struct ApicAccess {  // kvm_apic is not one of the pairer's details; kept per thread here
+    bool seen = false, write = false;
+    uint32_t reg = 0;
+  };
+  const TraceMeta* meta_;
+  ExitPairer pairer_;
+  std::unordered_map<int32_t, ApicAccess> apic_;
+  ExitProfile profile_;
+};
+
+// Reads a whole source into a profile.
+ExitProfile CollectExits(KvmEventSource* source);
+
+}  // namespace exitscope

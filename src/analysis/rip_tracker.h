@@ -1,0 +1,57 @@
+// Guest RIP attribution: which guest code triggers which exits. Collates timed exits by (reason, guest
+// RIP) for `report --by rip`, and by (VM, vCPU, reason, RIP) for flame-graph folded stacks.
+// In: ExitSamples from analysis/exit_pairer. Out: top RIPs per reason and folded lines, named through
+// a GuestSymbolizer (func+0xoff when guest symbols are given, hex otherwise).
+// Assumption: distinct RIPs per trace are few (exit sites), so exact maps are fine.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analysis/exit_pairer.h"
+#include "symbols/guest_symbolizer.h"
+#include "symbols/kaslr_slide.h"
+
+namespace exitscope {
+
+struct RipStat {
+  uint64_t exits = 0, time_ns = 0;
+};
+
+struct RipFilter {
+  std::optional<int32_t> pid;      // VM process or vCPU thread
+  std::optional<int32_t> vcpu;
+  std::optional<uint32_t> reason;  // raw code (ISA of the sample)
+};
+
+class RipTracker : public ExitSampleSink {
+ public:
+  RipTracker(const TraceMeta& meta, RipFilter filter) : meta_(meta), filter_(filter) {}
+  void OnExitSample(const ExitSample& s) override;
+
+  // Exit RIPs with their class, for KASLR slide inference (one per distinct reason/RIP).
+  std::vector<SiteRip> SiteRips() const;
+  // Text table: per reason (most time first), its top RIPs.
+  std::string RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const;
+  std::string RenderJson(const GuestSymbolizer& symbols, size_t top, const std::string& source) const;
+  // "vm;vcpu;reason;function count" lines (Brendan Gregg's folded format), sorted.
+  std::string RenderFolded(const GuestSymbolizer& symbols) const;
+
+ private:
+  using ReasonKey = std::pair<Isa, uint32_t>;
+  std::string VmLabel(int32_t tid) const;
+  std::string VcpuLabel(int32_t tid, int32_t vcpu) const;
+
+  const TraceMeta& meta_;
+  RipFilter filter_;
+  std::map<ReasonKey, std::map<uint64_t, RipStat>> by_reason_;
+  std::map<ReasonKey, RipStat> reason_totals_;
+  std::map<std::tuple<int32_t, int32_t, ReasonKey, uint64_t>, RipStat> by_thread_;  // tid, vcpu, reason, rip
+  uint64_t exits_ = 0, time_ns_ = 0;
+};
+
+}  // namespace exitscope

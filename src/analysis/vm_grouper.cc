@@ -1,0 +1,88 @@
+#include "analysis/vm_grouper.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+
+namespace exitscope {
+namespace {
+
+// QEMU names its KVM vCPU threads "CPU %d/KVM" (qemu accel/kvm/kvm-accel-ops.c); the index is the
+// vCPU's. Returns it, or nothing for other names.
+std::optional<int32_t> QemuVcpuIndex(std::string_view comm) {
+  constexpr std::string_view kPrefix = "CPU ", kSuffix = "/KVM";
+  if (comm.size() <= kPrefix.size() + kSuffix.size() || !comm.starts_with(kPrefix) || !comm.ends_with(kSuffix))
+    return std::nullopt;
+  std::string_view digits = comm.substr(kPrefix.size(), comm.size() - kPrefix.size() - kSuffix.size());
+  int32_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n < 0) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+VmGrouper::VmGrouper(const TraceMeta& meta) : meta_(meta) {
+  for (size_t i = 0; i < meta_.guests.size(); ++i) {
+    const GuestInfo& g = meta_.guests[i];
+    int64_t id = INT64_MAX;
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) id = std::min<int64_t>(id, tid);
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) guest_by_tid_[tid] = {i, id, vcpu};
+  }
+}
+
+VmGrouper::Vm VmGrouper::Resolve(int32_t tid) const {
+  if (auto it = memo_.find(tid); it != memo_.end()) return it->second;
+  Vm vm{Kind::kThread, tid};
+  if (auto t = meta_.tgid_by_tid.find(tid); t != meta_.tgid_by_tid.end()) {
+    vm = {Kind::kProcess, t->second};
+  } else if (auto g = guest_by_tid_.find(tid); g != guest_by_tid_.end()) {
+    vm = {Kind::kGuest, g->second.vm_id};
+  } else if (auto n = QemuVcpuIndex(Comm(tid)); n && *n <= tid) {
+    vm = {Kind::kQemuThreads, static_cast<int64_t>(tid) - *n};
+  }
+  memo_.emplace(tid, vm);
+  return vm;
+}
+
+int64_t VmGrouper::VmId(int32_t tid) const { return Resolve(tid).id; }
+
+std::optional<int32_t> VmGrouper::GuestVcpu(int32_t tid) const {
+  auto g = guest_by_tid_.find(tid);
+  return g == guest_by_tid_.end() ? std::nullopt : std::optional<int32_t>(g->second.vcpu);
+}
+
+std::string VmGrouper::Comm(int64_t tid) const {
+  auto c = meta_.comm_by_tid.find(static_cast<int32_t>(tid));
+  return c == meta_.comm_by_tid.end() ? std::string() : c->second;
+}
+
+std::string VmGrouper::Label(int64_t id, const std::vector<int32_t>& tids) const {
+  Kind kind = tids.empty() ? Kind::kThread : Resolve(tids.front()).kind;
+  switch (kind) {
+    case Kind::kProcess: {
+      std::string c = Comm(id);
+      return c.empty() ? fmt::format("pid {}", id) : fmt::format("{} (pid {})", c, id);
+    }
+    case Kind::kGuest: {
+      const GuestInfo& g = meta_.guests[guest_by_tid_.at(tids.front()).guest];
+      std::string map;
+      for (const auto& [vcpu, tid] : g.vcpu_to_host_tid)
+        map += fmt::format("{}vCPU {} → tid {}", map.empty() ? "" : ", ", vcpu, tid);
+      // trace-cmd writes the name given with -A/--name; an empty one means none was recorded.
+      return g.name.empty() ? fmt::format("unnamed guest (trace-cmd GUEST option, no name recorded: {})", map)
+                            : fmt::format("{} (trace-cmd GUEST option: {})", g.name, map);
+    }
+    case Kind::kQemuThreads: {
+      std::string list;
+      for (int32_t tid : tids) list += fmt::format("{}tid {} {}", list.empty() ? "" : ", ", tid, Comm(tid));
+      return fmt::format("QEMU (process not recorded; vCPU threads grouped by name and consecutive tids: {})",
+                         list);
+    }
+    case Kind::kThread: break;
+  }
+  std::string c = Comm(id);
+  return fmt::format("{}tid {}, process not recorded{}", c.empty() ? "" : c + " (", id, c.empty() ? "" : ")");
+}
+
+}  // namespace exitscope

@@ -1,0 +1,67 @@
+// `exitscope bench`: measures what each kind of VM exit costs on this host, from inside a tiny
+// built-in guest (like kvm-unit-tests' vmexit, without QEMU). See src/kvmbench/.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
+#include "kvmbench/bench_reporter.h"
+#include "kvmbench/bench_runner.h"
+
+namespace exitscope {
+
+int RunBenchCommand(int argc, char** argv) {
+  kvmbench::BenchOptions options;
+  bool json = false;
+  bool list = false;
+  std::string compare;
+  CLI::App app{
+      "Measure the guest-side cost of each VM exit type on this host's KVM.\n"
+      "A built-in 64-bit guest runs each test's exiting instruction in a loop and reads the TSC;\n"
+      "the iteration count doubles until the loop ran --min-time-ms (or is --iterations).\n"
+      "Tests the host cannot run are listed as skipped, with the reason.\n"
+      "Needs read/write access to /dev/kvm.",
+      "exitscope bench"};
+  app.add_option("--test", options.tests, "run only this test (repeatable); see --list");
+  app.add_flag("--list", list, "list the tests and the exit each is meant to cause");
+  app.add_flag("--json", json, "print JSON (schema exitscope-bench/1) instead of the table");
+  app.add_option("--compare", compare, "show the change in cycles/iter against a --json baseline")
+      ->check(CLI::ExistingFile);
+  app.add_option("--iterations", options.fixed_iterations,
+                 "run exactly N iterations per test, once (for recordings)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  app.add_option("--min-time-ms", options.min_time_ms, "grow iterations until the loop took this long")
+      ->capture_default_str();
+  app.add_option("--max-iterations", options.max_iterations, "cap for the growing iteration count")
+      ->capture_default_str();
+  app.add_option("--device", options.device, "the KVM device")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  if (list) {
+    kvmbench::PrintTestList(stdout);
+    return kExitOk;
+  }
+  kvmbench::Baseline baseline;
+  if (!compare.empty()) {
+    auto loaded = kvmbench::LoadBaseline(compare);
+    if (!loaded) return PrintError(loaded.error());
+    baseline = std::move(loaded.value());
+  }
+  auto report = kvmbench::RunBench(options);
+  if (!report) return PrintError(report.error());
+  const kvmbench::Baseline* base = compare.empty() ? nullptr : &baseline;
+  if (json) {
+    std::printf("%s\n", kvmbench::ToJson(*report, base).dump(2).c_str());
+  } else {
+    kvmbench::PrintTable(*report, base, stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace exitscope

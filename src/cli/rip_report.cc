@@ -1,0 +1,105 @@
+#include "cli/rip_report.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "analysis/exit_pairer.h"
+#include "analysis/rip_tracker.h"
+#include "cli/command.h"
+#include "decode/exit_reasons.h"
+
+namespace exitscope {
+namespace {
+
+constexpr size_t kDefaultTopRips = 10;
+
+}  // namespace
+
+void AddGuestSymbolOptions(CLI::App& app, GuestSymbolArgs* args) {
+  app.add_option("--guest-kallsyms", args->options.kallsyms, "copy of the guest's /proc/kallsyms (func+0xoff RIPs)");
+  app.add_option("--guest-system-map", args->options.system_map, "the guest kernel's System.map");
+  app.add_option("--guest-vmlinux", args->options.vmlinux, "the guest kernel's vmlinux (ELF with symbols)");
+  app.add_option("--guest-kaslr-slide", args->slide_text, "guest KASLR slide in hex (default: inferred)");
+}
+
+Status ResolveGuestSymbolArgs(GuestSymbolArgs* args) {
+  if (args->slide_text.empty()) return Status::Ok();
+  try {
+    size_t used = 0;
+    args->options.slide = static_cast<int64_t>(std::stoll(args->slide_text, &used, 16));
+    if (used != args->slide_text.size()) throw std::invalid_argument("trailing");
+  } catch (...) {
+    return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is not a hex number",
+                     "e.g. --guest-kaslr-slide 0x1e600000");
+  }
+  return Status::Ok();
+}
+
+void AddRipReportOptions(CLI::App& app, RipReportArgs* args) {
+  AddGuestSymbolOptions(app, &args->symbols);
+  app.add_option("--folded", args->folded,
+                 "write flame-graph folded stacks (vm;vcpu;reason;guest function count) to FILE, - for stdout");
+}
+
+int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
+  if (Status st = ResolveGuestSymbolArgs(&args.symbols); !st.ok()) return PrintError(st.error());
+  auto source = OpenKvmEventSource(req.path, req.format);
+  if (!source.ok()) return PrintError(source.error());
+  KvmEventSource& src = **source;
+  RipFilter filter;
+  filter.pid = req.pid;
+  filter.vcpu = req.vcpu;
+  if (!req.reason.empty()) {
+    Isa isa = src.meta().isa_hint;
+    auto code = ExitReasonFromName(isa == Isa::kUnknown ? IsaFromReasonName(req.reason) : isa, req.reason);
+    if (!code) code = ExitReasonFromName(IsaFromReasonName(req.reason), req.reason);
+    if (!code) {
+      return PrintError(MakeError(kExitUsage, "report.unknown-reason", "'" + req.reason + "' is not an exit reason name",
+                                  "use a name as `exitscope report` prints it"));
+    }
+    filter.reason = *code;
+  }
+  RipTracker tracker(src.meta(), filter);
+  ExitPairer pairer(src.meta(), &src.diagnostics(), &tracker);
+  KvmEvent e;
+  while (true) {
+    LostEvents lost;
+    if (!src.Next(&e, &lost)) break;
+    if (lost.cpu >= 0) pairer.OnLost(lost);
+    pairer.OnEvent(e);
+  }
+  pairer.Finish();
+
+  GuestSymbolizer symbols;
+  if (args.symbols.options.any()) {
+    auto loaded = GuestSymbolizer::Load(args.symbols.options, tracker.SiteRips());
+    if (!loaded) return PrintError(loaded.error());
+    symbols = std::move(loaded.value());
+  }
+  size_t top = req.top > 0 ? static_cast<size_t>(req.top) : kDefaultTopRips;
+  if (!args.folded.empty()) {
+    std::string folded = tracker.RenderFolded(symbols);
+    if (args.folded == "-") {
+      std::fwrite(folded.data(), 1, folded.size(), stdout);
+    } else {
+      std::ofstream out(args.folded, std::ios::binary);
+      out << folded;
+      if (!out) {
+        return PrintError(MakeError(kExitIoErr, "report.folded-write", "cannot write " + args.folded,
+                                    "check the directory exists and is writable"));
+      }
+    }
+  }
+  if (req.table && args.folded != "-") {
+    std::string out = req.json ? tracker.RenderJson(symbols, top, req.path) : tracker.RenderText(symbols, top, req.path);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+  }
+  std::fflush(stdout);
+  for (const auto& c : src.diagnostics().NonZero()) {
+    std::fprintf(stderr, "diagnostic: %s = %llu (%s)\n", c.name.c_str(), static_cast<unsigned long long>(c.count),
+                 std::string(SeverityName(c.severity)).c_str());
+  }
+  return src.diagnostics().HasDataLoss() ? kExitDataErr : kExitOk;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,129 @@
+#include "kvmbench/bench_reporter.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace exitscope::kvmbench {
+namespace {
+
+std::string Hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+// Percent change of current over baseline; lower cycles are better, so negative is an improvement.
+std::optional<double> ChangePct(const BenchResult& r, const Baseline* baseline) {
+  if (!baseline || !r.skip_reason.empty()) return std::nullopt;
+  auto it = baseline->find(r.name);
+  if (it == baseline->end() || it->second <= 0) return std::nullopt;
+  return (r.cycles_per_iter - it->second) * 100.0 / it->second;
+}
+
+}  // namespace
+
+Result<Baseline> LoadBaseline(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return MakeError(kExitNoInput, "bench.baseline-open",
+                     fmt::format("cannot open baseline {}: {}", path, std::strerror(errno)),
+                     "write one first with `exitscope bench --json > baseline.json`");
+  }
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kBenchJsonSchema ||
+      !j.contains("tests") || !j["tests"].is_array()) {
+    return MakeError(kExitDataErr, "bench.baseline-format",
+                     fmt::format("{} is not `exitscope bench --json` output (schema {})", path,
+                                 kBenchJsonSchema),
+                     "write it with `exitscope bench --json > baseline.json`");
+  }
+  Baseline out;
+  for (const auto& t : j["tests"]) {
+    if (t.is_object() && t.value("status", "") == "ok" && t.contains("cycles_per_iter") &&
+        t["cycles_per_iter"].is_number()) {
+      out[t.value("name", "")] = t["cycles_per_iter"].get<double>();
+    }
+  }
+  return out;
+}
+
+void PrintTestList(FILE* out) {
+  for (const auto& t : BenchTests()) {
+    std::fprintf(out, "%-20s %s\n%-20s   intended exit: %s\n", std::string(t.name).c_str(),
+                 std::string(t.description).c_str(), "", std::string(t.intended_exit).c_str());
+  }
+}
+
+void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) {
+  std::fprintf(out, "exitscope bench on %s (%s, kernel %s, TSC %.3f MHz)\n", report.device.c_str(),
+               report.vendor_id.empty() ? "unknown vendor" : report.vendor_id.c_str(),
+               report.kernel_release.c_str(), static_cast<double>(report.tsc_khz) / 1000.0);
+  std::fprintf(out, "%-20s %12s %12s %11s %10s %12s", "test", "cycles/iter", "ns/iter", "iterations",
+               "exits", "rip");
+  if (baseline) std::fprintf(out, " %12s %9s", "baseline", "change");
+  std::fprintf(out, "\n");
+  for (const auto& r : report.results) {
+    if (!r.skip_reason.empty()) {
+      std::fprintf(out, "%-20s skipped: %s\n", r.name.c_str(), r.skip_reason.c_str());
+      continue;
+    }
+    std::string exits = r.exits_known ? std::to_string(r.exits) : "n/a";
+    std::fprintf(out, "%-20s %12.1f %12.1f %11llu %10s %12s", r.name.c_str(), r.cycles_per_iter,
+                 r.ns_per_iter, static_cast<unsigned long long>(r.iterations), exits.c_str(),
+                 Hex(r.exit_rip).c_str());
+    if (baseline) {
+      auto it = baseline->find(r.name);
+      auto change = ChangePct(r, baseline);
+      if (it != baseline->end()) std::fprintf(out, " %12.1f", it->second);
+      else std::fprintf(out, " %12s", "-");
+      if (change) std::fprintf(out, " %+8.1f%%", *change);
+      else std::fprintf(out, " %9s", "-");
+    }
+    std::fprintf(out, "\n");
+  }
+  if (baseline) std::fprintf(out, "change: cycles/iter against the baseline; lower is better\n");
+  std::fprintf(out,
+               "exits: KVM's per-vCPU exit count during the reported run (not per iteration)\n");
+}
+
+nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline) {
+  nlohmann::json j;
+  j["schema"] = kBenchJsonSchema;
+  j["context"] = {{"device", report.device},
+                  {"vendor", report.vendor_id},
+                  {"kernel_release", report.kernel_release},
+                  {"tsc_khz", report.tsc_khz},
+                  {"fixed_iterations", report.fixed_iterations},
+                  {"min_time_ms", report.min_time_ms},
+                  {"exitscope_version", EXITSCOPE_VERSION}};
+  j["tests"] = nlohmann::json::array();
+  for (const auto& r : report.results) {
+    nlohmann::json t = {{"name", r.name},
+                        {"description", r.description},
+                        {"intended_exit", r.intended_exit},
+                        {"exit_rip", r.exit_rip},
+                        {"exit_rip_hex", Hex(r.exit_rip)}};
+    if (!r.skip_reason.empty()) {
+      t["status"] = "skipped";
+      t["skip_reason"] = r.skip_reason;
+    } else {
+      t["status"] = "ok";
+      t["iterations"] = r.iterations;
+      t["cycles"] = r.cycles;
+      t["cycles_per_iter"] = r.cycles_per_iter;
+      t["ns_per_iter"] = r.ns_per_iter;
+      t["exits"] = r.exits_known ? nlohmann::json(r.exits) : nlohmann::json(nullptr);
+      t["userspace_exits"] = r.userspace_exits;
+      t["ioeventfd_signals"] = r.ioeventfd_signals;
+      t["runs"] = r.runs;
+      t["kvm_stats"] = r.kvm_stats;
+      if (auto change = ChangePct(r, baseline)) {
+        t["baseline_cycles_per_iter"] = baseline->at(r.name);
+        t["change_pct"] = *change;
+      }
+    }
+    j["tests"].push_back(std::move(t));
+  }
+  return j;
+}
+
+}  // namespace exitscope::kvmbench

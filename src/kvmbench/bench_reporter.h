@@ -1,0 +1,28 @@
+// Renders `exitscope bench` results: a text table, JSON (schema "exitscope-bench/1"), and a comparison
+// with a baseline JSON from an earlier run. In: a BenchReport. Out: text or nlohmann::json.
+// Assumption: baselines are files this reporter wrote; tests are matched by name.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kvmbench/bench_runner.h"
+#include "model/result.h"
+
+namespace exitscope::kvmbench {
+
+inline constexpr const char* kBenchJsonSchema = "exitscope-bench/1";
+
+// name -> cycles/iter of the tests that ran in the baseline.
+using Baseline = std::map<std::string, double>;
+
+Result<Baseline> LoadBaseline(const std::string& path);
+
+void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out);
+nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline);
+void PrintTestList(FILE* out);
+
+}  // namespace exitscope::kvmbench

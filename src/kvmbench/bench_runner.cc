@@ -1,0 +1,95 @@
+#include "kvmbench/bench_runner.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "kvmbench/bench_vm.h"
+
+namespace exitscope::kvmbench {
+namespace {
+
+std::string SkipReason(const BenchTest& test, const KvmHost& host) {
+  if (test.needs_user_msr && !host.user_msr) {
+    return "kernel lacks KVM_CAP_X86_USER_SPACE_MSR / KVM_CAP_X86_MSR_FILTER (Linux >= 5.10)";
+  }
+  if (test.needs_ioeventfd && !host.ioeventfd) return "kernel lacks KVM_CAP_IOEVENTFD";
+  return {};
+}
+
+}  // namespace
+
+Result<BenchReport> RunBench(const BenchOptions& options) {
+  std::vector<const BenchTest*> selected;
+  if (options.tests.empty()) {
+    for (const auto& t : BenchTests()) selected.push_back(&t);
+  } else {
+    for (const auto& name : options.tests) {
+      const BenchTest* t = FindBenchTest(name);
+      if (!t) {
+        return MakeError(kExitUsage, "bench.unknown-test", "unknown bench test '" + name + "'",
+                         "`exitscope bench --list` shows the tests");
+      }
+      selected.push_back(t);
+    }
+  }
+  auto host = OpenKvmHost(options.device);
+  if (!host) return host.error();
+
+  BenchReport report;
+  report.device = options.device;
+  report.vendor_id = (*host)->vendor_id;
+  report.fixed_iterations = options.fixed_iterations;
+  report.min_time_ms = options.min_time_ms;
+  utsname uts = {};
+  if (uname(&uts) == 0) report.kernel_release = uts.release;
+
+  std::unique_ptr<BenchVm> vms[2];  // indexed by VmKind, created on first use
+  for (const BenchTest* test : selected) {
+    BenchResult r;
+    r.name = test->name;
+    r.description = test->description;
+    r.intended_exit = test->intended_exit;
+    r.exit_rip = GuestAddress(ExitInsn(*test, (*host)->vendor));
+    r.skip_reason = SkipReason(*test, **host);
+    if (!r.skip_reason.empty()) {
+      report.results.push_back(std::move(r));
+      continue;
+    }
+    auto& vm = vms[static_cast<int>(test->vm)];
+    if (!vm) {
+      auto created = BenchVm::Create(**host, test->vm);
+      if (!created) return created.error();
+      vm = std::move(created.value());
+      report.tsc_khz = vm->tsc_khz();
+    }
+    const uint64_t goal_cycles = options.min_time_ms * vm->tsc_khz();
+    const uint64_t entry = GuestAddress(Entry(*test, (*host)->vendor));
+    uint64_t n = options.fixed_iterations > 0 ? options.fixed_iterations : 1;
+    for (;;) {
+      auto run = vm->Run(entry, n);
+      if (!run) return run.error();
+      ++r.runs;
+      r.iterations = n;
+      r.cycles = run->cycles;
+      r.userspace_exits = run->userspace_exits;
+      r.ioeventfd_signals = run->ioeventfd_signals;
+      r.kvm_stats = run->kvm_stats;
+      if (options.fixed_iterations > 0 || run->cycles >= goal_cycles || n >= options.max_iterations) {
+        break;
+      }
+      n = std::min(options.max_iterations, n * 2);
+    }
+    r.cycles_per_iter = static_cast<double>(r.cycles) / static_cast<double>(r.iterations);
+    if (vm->tsc_khz() > 0) r.ns_per_iter = r.cycles_per_iter * 1e6 / static_cast<double>(vm->tsc_khz());
+    if (auto it = r.kvm_stats.find("exits"); it != r.kvm_stats.end()) {
+      r.exits = it->second;
+      r.exits_known = true;
+    }
+    report.results.push_back(std::move(r));
+  }
+  return report;
+}
+
+}  // namespace exitscope::kvmbench

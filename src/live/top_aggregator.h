@@ -1,0 +1,62 @@
+// One interval of `exitscope top`: timed exits (from the pairer) per VM, per vCPU thread and per
+// reason with handling-time percentiles, plus the interval's per-CPU losses. Rendered as a plain
+// text table or as one JSON object per line (schema "exitscope.top/1").
+// In: ExitSamples via OnExitSample, then TakeInterval. Out: TopInterval, RenderTopText/Json.
+// Assumption: a vCPU thread's VM is its process (/proc/<tid>/status Tgid), looked up once per thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/exit_pairer.h"
+#include "analysis/log_histogram.h"
+
+namespace exitscope {
+
+inline constexpr const char* kTopSchema = "exitscope.top/1";
+
+struct TopRow {
+  std::string label;      // reason name, "comm (pid)", or "tid N vcpu M"
+  int32_t pid = -1, tid = -1, vcpu = -1;
+  uint64_t exits = 0;
+  double exits_per_s = 0;
+  uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
+  uint64_t total_ns = 0;
+};
+
+struct TopInterval {
+  uint64_t index = 0;
+  double interval_s = 0;
+  uint64_t exits = 0;
+  double exits_per_s = 0;
+  std::vector<TopRow> vms, vcpus, reasons;  // sorted by exits, descending
+  std::vector<uint64_t> lost_per_cpu;        // events the kernel reported lost this interval
+  std::map<std::string, uint64_t> diagnostics;  // non-zero pairer/decoder counters, cumulative
+};
+
+class TopAggregator : public ExitSampleSink {
+ public:
+  explicit TopAggregator(std::string reason_filter = {}) : reason_filter_(std::move(reason_filter)) {}
+  void OnExitSample(const ExitSample& s) override;
+  TopInterval TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu, size_t max_rows);
+
+ private:
+  struct Acc {
+    int32_t pid = -1, tid = -1, vcpu = -1;
+    std::string label;
+    LogHistogram hist;
+  };
+  int32_t VmOf(int32_t tid);
+  std::string reason_filter_;
+  std::map<std::string, Acc> reasons_;
+  std::map<int32_t, Acc> vms_, vcpus_;
+  std::map<int32_t, int32_t> tgid_cache_;
+  uint64_t index_ = 0;
+};
+
+std::string RenderTopText(const TopInterval& t);
+std::string RenderTopJson(const TopInterval& t);  // one line, no trailing newline
+
+}  // namespace exitscope

@@ -1,0 +1,48 @@
+// The bodies of kvm tracepoint lines, as the kernel's TP_printk (old and new kvm_exit layouts) and
+// libtraceevent's kvm plugin (trace-cmd report: "reason EXIT_NPF rip 0x… info A B") print them,
+// into KvmEvent fields. One small handler per event name, in a table.
+// In: event name and body of a TextLine. Out: a KvmEvent (kind kOther for kvm events not modeled).
+// Assumption: reason names are spelled as the kernel or libtraceevent print them; the ISA comes from
+// the name when it tells (npf, EXIT_NPF → SVM; EPT_VIOLATION → VMX), else from earlier lines.
+#pragma once
+
+#include <string_view>
+
+#include "model/diagnostics.h"
+#include "model/kvm_event.h"
+
+namespace exitscope {
+
+class TextKvmParser {
+ public:
+  explicit TextKvmParser(Diagnostics* diagnostics) : diagnostics_(diagnostics) {}
+  // False when the body does not parse as that event's text (the caller counts the line).
+  bool Parse(std::string_view event, std::string_view body, KvmEvent* out);
+  Isa isa() const { return isa_; }
+  void set_isa_hint(Isa isa) { isa_ = isa; }
+
+  // Handler signature; public for the dispatch table.
+  using Handler = bool (TextKvmParser::*)(std::string_view body, KvmEvent* out);
+  bool Exit(std::string_view body, KvmEvent* out);
+  bool Entry(std::string_view body, KvmEvent* out);
+  bool Msr(std::string_view body, KvmEvent* out);
+  bool Pio(std::string_view body, KvmEvent* out);
+  bool Mmio(std::string_view body, KvmEvent* out);
+  bool Cr(std::string_view body, KvmEvent* out);
+  bool Hypercall(std::string_view body, KvmEvent* out);
+  bool UserspaceExit(std::string_view body, KvmEvent* out);
+  bool PageFault(std::string_view body, KvmEvent* out);
+  bool EmulateInsn(std::string_view body, KvmEvent* out);
+  bool FastMmio(std::string_view body, KvmEvent* out);
+  bool Cpuid(std::string_view body, KvmEvent* out);
+  bool KindOnly(std::string_view body, KvmEvent* out);
+
+ private:
+  Diagnostics* diagnostics_;
+  Isa isa_ = Isa::kUnknown;
+};
+
+// Event kind for a tracepoint name ("kvm_exit" → kExit); kOther when not modeled.
+EventKind EventKindFromName(std::string_view name);
+
+}  // namespace exitscope

@@ -1,0 +1,94 @@
+// MakeDecodingSource's loss-marker hand-off: a raw source (like perf.data's PerfSampleStream) writes
+// *lost only when a marker precedes a record, so a marker on a skipped (non-kvm) record must reach the
+// caller once, with its own count, however many skipped records follow it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "decode/kvm_decoder.h"
+
+namespace exitscope {
+namespace {
+
+const std::string kFormats = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/formats/";
+constexpr uint16_t kNotKvmTypeId = 9999;  // no format in the registry: the decoder skips it
+
+struct ScriptedRecord {
+  uint16_t type_id;
+  int32_t lost_cpu;  // -1: no marker before this record
+  uint64_t lost_count;
+};
+
+// Replays records with the real 6.1 kvm_exit format; like PerfSampleStream, it leaves *lost alone
+// when no marker precedes the record.
+class ScriptedRawSource : public RawEventSource {
+ public:
+  explicit ScriptedRawSource(std::vector<ScriptedRecord> records) : records_(std::move(records)) {
+    std::ifstream in(kFormats + "kvm_exit.format");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto f = ParseEventFormat(text, "kvm");
+    EXPECT_TRUE(f.ok());
+    exit_id_ = f->id;
+    formats_.Add(std::move(f.value()));
+  }
+  uint16_t exit_id() const { return exit_id_; }
+  const TraceMeta& meta() const override { return meta_; }
+  const FormatRegistry& formats() const override { return formats_; }
+  Diagnostics& diagnostics() override { return diagnostics_; }
+  bool Next(RawEvent* event, LostEvents* lost) override {
+    if (next_ == records_.size()) return false;
+    const ScriptedRecord& r = records_[next_++];
+    payload_.assign(64, 0);
+    uint16_t id = r.type_id == 0 ? exit_id_ : r.type_id;
+    std::memcpy(payload_.data(), &id, sizeof id);
+    event->ts_ns = 1000 * next_;
+    event->cpu = 0;
+    event->tid = 42;
+    event->type_id = id;
+    event->payload = payload_;
+    if (r.lost_cpu >= 0 && lost) *lost = LostEvents{r.lost_cpu, event->ts_ns, r.lost_count};
+    return true;
+  }
+
+ private:
+  std::vector<ScriptedRecord> records_;
+  size_t next_ = 0;
+  std::vector<uint8_t> payload_;
+  TraceMeta meta_;
+  FormatRegistry formats_;
+  Diagnostics diagnostics_;
+  uint16_t exit_id_ = 0;
+};
+
+TEST(DecodingSourceTest, LossMarkerOnSkippedRecordsIsReportedOnce) {
+  // marker(5) on a skipped record, two more skipped records, then a kvm_exit; then a plain kvm_exit.
+  auto raw = std::make_unique<ScriptedRawSource>(std::vector<ScriptedRecord>{
+      {kNotKvmTypeId, 0, 5}, {kNotKvmTypeId, -1, 0}, {kNotKvmTypeId, -1, 0}, {0, -1, 0}, {0, -1, 0}});
+  auto src = MakeDecodingSource(std::move(raw));
+  KvmEvent e;
+  LostEvents lost;
+  ASSERT_TRUE(src->Next(&e, &lost));
+  EXPECT_EQ(e.kind, EventKind::kExit);
+  EXPECT_EQ(lost.cpu, 0);
+  EXPECT_EQ(lost.count, 5u);
+  ASSERT_TRUE(src->Next(&e, &lost));
+  EXPECT_EQ(lost.cpu, -1);  // no marker before the second exit
+  EXPECT_FALSE(src->Next(&e, &lost));
+  EXPECT_EQ(src->diagnostics().Count("decode.skipped_events"), 3u);
+}
+
+TEST(DecodingSourceTest, MarkersOnTwoSkippedRecordsOfOneCpuAreSummed) {
+  auto raw = std::make_unique<ScriptedRawSource>(std::vector<ScriptedRecord>{
+      {kNotKvmTypeId, 1, 5}, {kNotKvmTypeId, -1, 0}, {kNotKvmTypeId, 1, 2}, {0, -1, 0}});
+  auto src = MakeDecodingSource(std::move(raw));
+  KvmEvent e;
+  LostEvents lost;
+  ASSERT_TRUE(src->Next(&e, &lost));
+  EXPECT_EQ(lost.cpu, 1);
+  EXPECT_EQ(lost.count, 7u);
+}
+
+}  // namespace
+}  // namespace exitscope

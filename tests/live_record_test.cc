@@ -1,0 +1,173 @@
+// `exitscope record` on this machine's tracefs, with high-rate non-kvm tracepoints (sched) when the
+// machine has no KVM: the file must read back with trace-cmd, the kernel's count of events read must
+// match what trace-cmd prints, and the host's tracing state must be as before after a clean stop, a
+// SIGINT and a SIGKILL followed by a new run. Skipped where tracefs is not mounted or not writable.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "live/live_recorder.h"
+#include "live/stop_signal.h"
+#include "live/trace_pipe_reader.h"
+#include "test_util.h"
+
+namespace exitscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Shell(const std::string& cmd) { return testing::ReadCommand(cmd); }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// What other tools see: top-level tracing_on, and the enable files of the events we use.
+std::string HostTracingState(const std::string& tracefs) {
+  return Slurp(tracefs + "/tracing_on") + Slurp(tracefs + "/events/sched/sched_switch/enable") +
+         Slurp(tracefs + "/events/sched/enable") + Slurp(tracefs + "/set_event");
+}
+
+class LiveRecordTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto t = FindTracefs();
+    if (!t.ok() || ::access((*t + "/instances").c_str(), W_OK) != 0) {
+      GTEST_SKIP() << "no writable tracefs here";
+    }
+    tracefs_ = *t;
+    out_ = (fs::temp_directory_path() / ("exitscope-rec-" + std::to_string(::getpid()) + ".dat")).string();
+    before_ = HostTracingState(tracefs_);
+  }
+  void TearDown() override {
+    if (!tracefs_.empty()) {
+      EXPECT_EQ(HostTracingState(tracefs_), before_);
+      // Only this process's instance: other test processes may be recording in parallel.
+      EXPECT_FALSE(fs::exists(tracefs_ + "/instances/exitscope-" + std::to_string(::getpid())));
+    }
+    fs::remove(out_);
+    ClearStopRequest();
+  }
+  std::string tracefs_, out_, before_;
+};
+
+TEST_F(LiveRecordTest, RecordsSchedEventsThatTraceCmdReads) {
+  RecordOptions o;
+  o.output = out_;
+  o.duration_s = 0.5;
+  o.events = {"sched:sched_switch", "sched:sched_wakeup"};
+  std::string seen_dir;
+  o.on_started = [&](const std::string& dir) {
+    seen_dir = dir;
+    EXPECT_TRUE(fs::exists(dir + "/trace_pipe_raw") || fs::exists(dir + "/per_cpu"));
+    // The instance, not the top level, has the events on.
+    EXPECT_EQ(Slurp(dir + "/events/sched/sched_switch/enable"), "1\n");
+    // Work for the scheduler while we record.
+    Shell("for i in 1 2 3 4 5 6 7 8; do /bin/true; done");
+  };
+  auto sum = RunRecord(o);
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  EXPECT_FALSE(fs::exists(seen_dir));
+  EXPECT_GT(sum->events_read, 10u);
+  EXPECT_EQ(sum->events.size(), 2u);
+  // trace-cmd is the oracle: every event the kernel handed us is in the file.
+  std::string n = Shell("trace-cmd report -i '" + out_ + "' 2>/dev/null | grep -cE 'sched_(switch|wakeup):'");
+  EXPECT_EQ(std::stoull(n), sum->events_read - 0) << "lost: " << sum->TotalLost();
+}
+
+TEST_F(LiveRecordTest, SigintStopsCleanlyAndFinishesTheFile) {
+  InstallStopHandlers();
+  RecordOptions o;
+  o.output = out_;
+  o.events = {"sched:sched_switch"};
+  o.on_started = [](const std::string&) {
+    Shell("/bin/true");
+    std::raise(SIGINT);  // as a user's Ctrl-C, once tracing is on
+  };
+  auto sum = RunRecord(o);
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  EXPECT_EQ(sum->stop_signal, SIGINT);
+  std::string head = Shell("trace-cmd report -i '" + out_ + "' 2>&1 | head -1");
+  EXPECT_EQ(head.substr(0, 5), "cpus=");
+}
+
+TEST_F(LiveRecordTest, SigkilledRunIsCleanedByTheNextRun) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::execl(EXITSCOPE_BINARY, "exitscope", "record", "-q", "-o", (out_ + ".killed").c_str(), "-e",
+            "sched:sched_switch", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string dir = tracefs_ + "/instances/exitscope-" + std::to_string(child);
+  // Wait (bounded) for the child to have set up its instance: a condition, not a timing guess.
+  std::string enable = dir + "/events/sched/sched_switch/enable";
+  for (int i = 0; i < 500 && Slurp(enable) != "1\n"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(Slurp(enable), "1\n");
+  ::kill(child, SIGKILL);
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  EXPECT_TRUE(fs::exists(dir)) << "SIGKILL leaves the instance behind";
+  // The killed run's partial output is not a trace: nothing half-written should pass for one.
+  fs::remove(out_ + ".killed");
+
+  RecordOptions o;
+  o.output = out_;
+  o.duration_s = 0.05;
+  o.events = {"sched:sched_switch"};
+  auto sum = RunRecord(o);
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST_F(LiveRecordTest, MissingEventIsAUsageError) {
+  RecordOptions o;
+  o.output = out_;
+  o.events = {"sched:no_such_event_here"};
+  auto sum = RunRecord(o);
+  ASSERT_FALSE(sum.ok());
+  EXPECT_EQ(sum.error().tag, "live.no-such-event");
+  EXPECT_FALSE(fs::exists(out_));
+}
+
+TEST(RingPageHeader, MissedEventsFlagAndStoredCount) {
+  std::vector<uint8_t> page(4096);
+  uint64_t ts = 12345, commit = 40 | (1ull << 31) | (1ull << 30), missed = 77;
+  std::memcpy(page.data(), &ts, 8);
+  std::memcpy(page.data() + 8, &commit, 8);
+  std::memcpy(page.data() + 16 + 40, &missed, 8);
+  RingPageHeader h = ParseRingPageHeader(page);
+  EXPECT_EQ(h.ts, 12345u);
+  EXPECT_EQ(h.data_bytes, 40u);
+  EXPECT_TRUE(h.missed);
+  EXPECT_EQ(h.missed_count, 77u);
+  commit = 40 | (1ull << 31);  // flagged, count not stored
+  std::memcpy(page.data() + 8, &commit, 8);
+  h = ParseRingPageHeader(page);
+  EXPECT_TRUE(h.missed);
+  EXPECT_EQ(h.missed_count, 0u);
+}
+
+TEST(CpuStats, ParsesOverrunAndDropped) {
+  CpuLoss l;
+  ParseCpuStats("entries: 5\noverrun: 12\ncommit overrun: 0\nbytes: 80\ndropped events: 3\nread events: 9\n", &l);
+  EXPECT_EQ(l.entries, 5u);
+  EXPECT_EQ(l.overrun, 12u);
+  EXPECT_EQ(l.dropped, 3u);
+  EXPECT_EQ(l.Lost(), 15u);
+}
+
+}  // namespace
+}  // namespace exitscope

@@ -1,0 +1,43 @@
+// Helpers the tests share: run a shell command and read its stdout (peers such as trace-cmd and
+// gzip, or our own binary), and read a whole file. Header-only; tests/ is not a library.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace exitscope::testing {
+
+struct CommandResult {
+  std::string out;  // stdout
+  int status = -1;  // exit code; -1 when killed or not run
+};
+
+inline CommandResult RunCommand(const std::string& cmd) {
+  CommandResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 65536> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+inline std::string ReadCommand(const std::string& cmd) { return RunCommand(cmd).out; }
+
+inline std::string ReadGzip(const std::string& path) { return ReadCommand("gzip -dc '" + path + "'"); }
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace exitscope::testing

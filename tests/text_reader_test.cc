@@ -1,0 +1,176 @@
+// Text dialects on real captures and on damaged input: counts by reason against an independent
+// count of the file's own text, garbage and truncation counted and flagged, never a crash.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "decode/exit_reasons.h"
+#include "sources/event_source.h"
+#include "sources/text_line_parser.h"
+#include "sources/text_line_reader.h"
+
+namespace exitscope {
+namespace {
+
+const std::string kShared = EXITSCOPE_SHARED_DIR;
+
+struct TextRun {
+  std::map<std::string, uint64_t> exits_by_reason;
+  uint64_t events = 0;
+  Diagnostics diag;
+  TraceMeta meta;
+};
+
+TextRun ReadAll(const std::string& path) {
+  TextRun r;
+  auto src = OpenKvmEventSource(path);
+  EXPECT_TRUE(src.ok()) << (src.ok() ? "" : src.error().message);
+  if (!src.ok()) return r;
+  KvmEvent e;
+  while ((*src)->Next(&e, nullptr)) {
+    ++r.events;
+    if (e.kind == EventKind::kExit) ++r.exits_by_reason[ExitReasonName(e.isa, e.reason)];
+  }
+  r.diag = (*src)->diagnostics();
+  r.meta = (*src)->meta();
+  return r;
+}
+
+std::string TempPath(const std::string& name) {
+  return (testing::TempDir().empty() ? std::string("/tmp/") : testing::TempDir()) + "exitscope_" + name;
+}
+
+// hip24-vmx/report-text-vapic.txt: 1,333 kvm_exit lines of libtraceevent's kvm plugin (VMX names).
+TEST(TextReader, Hip24ReportTextByReason) {
+  const std::string path = kShared + "/traces/hip24-vmx/report-text-vapic.txt";
+  // Independent count: the word after "reason " on each kvm_exit line.
+  std::ifstream in(path);
+  std::map<std::string, uint64_t> want;
+  uint64_t total = 0;
+  for (std::string line; std::getline(in, line);) {
+    size_t r = line.find("kvm_exit:");
+    if (r == std::string::npos) continue;
+    size_t w = line.find("reason ", r) + 7;
+    ++want[line.substr(w, line.find(' ', w) - w)];
+    ++total;
+  }
+  ASSERT_EQ(total, 1333u);  // README: 1,333 lines
+  TextRun got = ReadAll(path);
+  EXPECT_EQ(got.exits_by_reason, want);
+  EXPECT_EQ(got.meta.isa_hint, Isa::kVmx);
+  EXPECT_EQ(got.diag.Count("text.unparsed_line"), 0u);
+  EXPECT_EQ(got.diag.Count("text.bad_kvm_line"), 0u);
+  EXPECT_EQ(got.meta.source_format, "text: trace-cmd report");
+}
+
+// The first n lines of a gzip text as a string.
+std::string HeadOf(const std::string& gz, int n) {
+  auto r = TextLineReader::Open(gz);
+  EXPECT_TRUE(r.ok());
+  std::string out;
+  std::string_view line;
+  for (int i = 0; i < n && (*r)->NextLine(&line); ++i) out.append(line).push_back('\n');
+  return out;
+}
+
+TEST(TextReader, GarbageLinesAreSkippedCountedAndFlagged) {
+  const std::string src = kShared + "/traces/nested-svm-6.1/dual-5000/trace-cmd-report.txt.gz";
+  std::string clean = HeadOf(src, 2001);
+  std::string path = TempPath("clean.txt");
+  std::ofstream(path) << clean;
+  TextRun base = ReadAll(path);
+  ASSERT_GT(base.events, 500u);
+  EXPECT_FALSE(base.diag.HasDataLoss());
+  // Interleave garbage: binary junk, a cut line, an unknown reason, random prose.
+  std::istringstream lines(clean);
+  std::string mixed;
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    mixed += line + "\n";
+    if (n % 100 == 50) {
+      mixed += std::string("\x01\x02\xff garbage \x00 bytes", 20) + "\n";
+      mixed += line.substr(0, line.size() / 3) + "\n";
+      mixed += "hello world, this is not a trace\n";
+    }
+  }
+  mixed += "   kvmprobe-506   [001]    99.000001: kvm_exit:  reason EXIT_NO_SUCH_THING rip 0x1 info 0 0\n";
+  mixed += "   kvmprobe-506   [001]    99.0000";  // cut mid-line, no newline
+  std::string mpath = TempPath("mixed.txt");
+  std::ofstream(mpath, std::ios::binary) << mixed;
+  TextRun got = ReadAll(mpath);
+  EXPECT_EQ(got.exits_by_reason, base.exits_by_reason);
+  EXPECT_EQ(got.events, base.events);
+  EXPECT_TRUE(got.diag.HasDataLoss());
+  EXPECT_GT(got.diag.Count("text.unparsed_line") + got.diag.Count("text.bad_kvm_line"), 40u);
+  EXPECT_EQ(got.diag.Count("text.unknown_exit_reason"), 1u);
+}
+
+TEST(TextReader, TruncatedGzipYieldsPartialResult) {
+  const std::string src = kShared + "/traces/nested-svm-6.1/dual-5000/perf-script.txt.gz";
+  std::ifstream in(src, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string path = TempPath("cut.txt.gz");
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  TextRun got = ReadAll(path);
+  EXPECT_GT(got.events, 10000u);
+  EXPECT_LT(got.events, 265737u);
+  EXPECT_EQ(got.diag.Count("text.truncated_gzip"), 1u);
+  EXPECT_TRUE(got.diag.HasDataLoss());
+}
+
+TEST(TextReader, TruncatedPerfDataIsARefusalWithHintNotACrash) {
+  const std::string src = kShared + "/traces/nested-svm-6.1/kvmprobe-200.perf.data";
+  std::ifstream in(src, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Cut: the tracing data (a feature section after the data) is gone with the tail.
+  std::string path = TempPath("cut.perf.data");
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  auto s = OpenKvmEventSource(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().tag, "perfdata.no-tracing-data");
+  EXPECT_FALSE(s.error().hint.empty());
+  // Damaged record sizes in the middle of the data: the records before are read, the rest counted.
+  std::string damaged = bytes;
+  for (size_t i = damaged.size() / 2; i < damaged.size() / 2 + 4096; ++i) damaged[i] = 0;
+  std::string dpath = TempPath("damaged.perf.data");
+  std::ofstream(dpath, std::ios::binary) << damaged;
+  auto d = OpenKvmEventSource(dpath);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  KvmEvent e;
+  uint64_t n = 0;
+  while ((*d)->Next(&e, nullptr)) ++n;
+  EXPECT_GT(n, 0u);
+  EXPECT_TRUE((*d)->diagnostics().HasDataLoss());
+}
+
+TEST(TextLineParser, Dialects) {
+  TextLine l;
+  ASSERT_TRUE(ParseTextLine("  my vm-thread-506 (  500) [011] d..1.  14.789538: kvm_entry: vcpu 1, rip 0x10", &l));
+  EXPECT_EQ(l.comm, "my vm-thread");
+  EXPECT_EQ(l.tid, 506);
+  EXPECT_EQ(l.cpu, 11);
+  EXPECT_EQ(l.ts_ns, 14789538000u);
+  EXPECT_EQ(l.dialect, TextDialect::kKernelTrace);
+  EXPECT_EQ(l.body, "vcpu 1, rip 0x10");
+  ASSERT_TRUE(ParseTextLine(" CPU 0/KVM  7001/7003 [002]  5.000000001:  kvm:kvm_exit: vcpu 0 reason HLT", &l));
+  EXPECT_EQ(l.comm, "CPU 0/KVM");
+  EXPECT_EQ(l.tid, 7003);
+  EXPECT_EQ(l.ts_ns, 5000000001u);
+  EXPECT_EQ(l.system, "kvm");
+  EXPECT_EQ(l.dialect, TextDialect::kPerfScript);
+  EXPECT_FALSE(ParseTextLine("cpus=2", &l));
+  EXPECT_FALSE(ParseTextLine("kvmprobe-506 [001] notatime: kvm_exit: x", &l));
+  int32_t cpu;
+  uint64_t count;
+  ASSERT_TRUE(ParseLostLine("CPU:3 [LOST 1234 EVENTS]", &cpu, &count));
+  EXPECT_EQ(cpu, 3);
+  EXPECT_EQ(count, 1234u);
+}
+
+}  // namespace
+}  // namespace exitscope

@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""check_suite.py CHECK OUT — one kvmhost CTest check over what boot-suite.sh left in OUT.
+
+The oracles are KVM's own per-vCPU stats (in bench.json) and the peers trace-cmd report / perf script
+/ perf kvm stat run on the host over ONE recorded `exitscope bench --iterations N` run (OUT/guest/rec).
+Absolute cycle counts under emulation mean nothing: the checks are about behaviour.
+"""
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+
+# SVM exit code of CPUID (arch/x86/include/uapi/asm/svm.h SVM_EXIT_CPUID).
+SVM_EXIT_CPUID = 0x72
+
+# KVM_EXIT_* userspace exit codes (include/uapi/linux/kvm.h, Linux 6.1).
+KVM_EXIT_IO, KVM_EXIT_HLT, KVM_EXIT_MMIO = 2, 5, 6
+KVM_EXIT_X86_RDMSR, KVM_EXIT_X86_WRMSR = 29, 30
+
+failures = []
+
+
+def expect(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def tests_by_name(doc):
+    return {t["name"]: t for t in doc["tests"]}
+
+
+def listed_tests(guest):
+    with open(os.path.join(guest, "bench-list.txt")) as f:
+        return [l.split()[0] for l in f if l[:1].isalpha()]
+
+
+class PerRip:
+    """Events attributed to the guest RIP of the kvm_exit that caused them (same host thread order)."""
+
+    def __init__(self):
+        self.exits = collections.defaultdict(collections.Counter)      # rip -> reason -> n
+        self.user = collections.defaultdict(collections.Counter)       # rip -> KVM_EXIT_* -> n
+        self.details = collections.defaultdict(collections.Counter)    # rip -> "pio_read at 0x40" -> n
+        self.total_exits = 0
+
+
+def parse_trace_cmd(path):
+    out, last = PerRip(), {}
+    line_re = re.compile(r"^\s*(\S.*?)-(\d+)\s+\[\d+\]\s+[\d.]+:\s+(kvm_\w+):\s+(.*)$")
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = line_re.match(line)
+            if not m:
+                continue
+            tid, event, fields = m.group(2), m.group(3), m.group(4)
+            if event == "kvm_exit":
+                em = re.match(r"reason (\S+) rip (0x[0-9a-f]+)", fields)
+                rip = int(em.group(2), 16)
+                last[tid] = rip
+                out.exits[rip][em.group(1)] += 1
+                out.total_exits += 1
+            elif tid not in last:
+                continue
+            elif event == "kvm_userspace_exit":
+                um = re.search(r"\((\d+)\)", fields)
+                out.user[last[tid]][int(um.group(1))] += 1
+            elif event == "kvm_pio":
+                pm = re.match(r"(pio_\w+) at (0x[0-9a-f]+)", fields)
+                out.details[last[tid]][f"{pm.group(1)} at {pm.group(2)}"] += 1
+            elif event == "kvm_msr":
+                mm = re.match(r"(msr_\w+) ([0-9a-f]+)", fields)
+                out.details[last[tid]][f"{mm.group(1)} {mm.group(2)}"] += 1
+            elif event == "kvm_mmio":
+                mm = re.match(r"mmio (\S+) len \d+ gpa (0x[0-9a-f]+)", fields)
+                if mm:
+                    out.details[last[tid]][f"mmio {mm.group(1)} {mm.group(2)}"] += 1
+    return out
+
+
+def parse_perf_script(path):
+    counts = collections.Counter()  # (reason, rip) -> n
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.search(r"kvm:kvm_exit: .*?reason (\S+) rip (0x[0-9a-f]+)", line)
+            if m:
+                counts[(m.group(1), int(m.group(2), 16))] += 1
+    return counts
+
+
+# What each test must do, per iteration N, on AMD SVM (the harness CPU): the kvm_exit reason at the
+# test's RIP as trace-cmd's kvm plugin prints it, and what follows that exit.
+def svm_expectations(name, n, at):
+    exits, user, details = at.exits, at.user, at.details
+    reasons = set(exits) - {"EXIT_INTR"}  # a host interrupt can land on any instruction
+    if name == "cpuid":
+        expect(exits["EXIT_CPUID"] == n, f"cpuid: {exits['EXIT_CPUID']} EXIT_CPUID at its RIP, want {n}")
+    elif name == "vmcall":
+        expect(exits["EXIT_VMMCALL"] == n, f"vmcall: {dict(exits)} at its RIP, want {n} EXIT_VMMCALL")
+    elif name == "mov_to_dr7":
+        # KVM drops DR intercepts after the first access until the next exit (svm.c dr_interception).
+        expect(1 <= exits["EXIT_WRITE_DR7"] <= n, f"mov_to_dr7: {dict(exits)}, want 1..{n} EXIT_WRITE_DR7")
+        reasons -= {"EXIT_WRITE_DR7"}
+    elif name in ("mov_from_cr8", "mov_to_cr8"):
+        pass  # V_TPR: the CPU virtualizes CR8, so only interrupts may land here
+    elif name in ("rdmsr_tsc_deadline", "wrmsr_tsc_deadline"):
+        op = "msr_read" if name.startswith("rd") else "msr_write"
+        expect(exits["EXIT_MSR"] == n, f"{name}: {exits['EXIT_MSR']} EXIT_MSR, want {n}")
+        expect(details[f"{op} 6e0"] == n, f"{name}: kvm_msr {dict(details)}, want {n} '{op} 6e0'")
+        expect(sum(user.values()) == 0, f"{name}: userspace exits {dict(user)}, want none")
+    elif name in ("rdmsr_to_user", "wrmsr_to_user"):
+        code = KVM_EXIT_X86_RDMSR if name.startswith("rd") else KVM_EXIT_X86_WRMSR
+        expect(exits["EXIT_MSR"] == n, f"{name}: {exits['EXIT_MSR']} EXIT_MSR, want {n}")
+        expect(user[code] == n, f"{name}: userspace exits {dict(user)}, want {n} of KVM exit {code}")
+    elif name in ("inl_from_kernel", "inl_from_user", "outl_to_user", "pio_ioeventfd"):
+        port = {"inl_from_kernel": "pio_read at 0x40", "inl_from_user": "pio_read at 0xf1",
+                "outl_to_user": "pio_write at 0xf2", "pio_ioeventfd": "pio_write at 0xf4"}[name]
+        to_user = name.endswith("_user")
+        expect(exits["EXIT_IOIO"] == n, f"{name}: {exits['EXIT_IOIO']} EXIT_IOIO, want {n}")
+        expect(details[port] == n, f"{name}: kvm_pio {dict(details)}, want {n} '{port}'")
+        want_user = {KVM_EXIT_IO: n} if to_user else {}
+        expect(dict(+user) == want_user, f"{name}: userspace exits {dict(user)}, want {want_user}")
+    elif name in ("mmio_user", "mmio_ioeventfd"):
+        expect(exits["EXIT_NPF"] >= n, f"{name}: {exits['EXIT_NPF']} EXIT_NPF, want >= {n}")
+        want_user = {KVM_EXIT_MMIO: n} if name == "mmio_user" else {}
+        expect(dict(+user) == want_user, f"{name}: userspace exits {dict(user)}, want {want_user}")
+    elif name == "hlt":
+        expect(exits["EXIT_HLT"] == n, f"hlt: {exits['EXIT_HLT']} EXIT_HLT, want {n}")
+        expect(dict(+user) == {KVM_EXIT_HLT: n}, f"hlt: userspace exits {dict(user)}, want {n} KVM_EXIT_HLT")
+    else:
+        failures.append(f"{name}: no expectation written for this test")
+    intended = {"cpuid": {"EXIT_CPUID"}, "vmcall": {"EXIT_VMMCALL"}, "mov_to_dr7": set(),
+                "mov_from_cr8": set(), "mov_to_cr8": set(), "hlt": {"EXIT_HLT"},
+                "mmio_user": {"EXIT_NPF"}, "mmio_ioeventfd": {"EXIT_NPF"}}.get(
+                    name, {"EXIT_MSR"} if "msr" in name else {"EXIT_IOIO"})
+    expect(reasons <= intended, f"{name}: unexpected exit reasons at its RIP: {sorted(reasons - intended)}")
+
+
+def check(name, out):
+    guest = os.path.join(out, "guest")
+    rec = os.path.join(guest, "rec")
+    if name == "bench_all_tests":
+        doc = load_json(os.path.join(guest, "bench.json"))
+        expect(doc.get("schema") == "exitscope-bench/1", f"schema {doc.get('schema')}")
+        tests = tests_by_name(doc)
+        names = listed_tests(guest)
+        expect(len(names) >= 16, f"--list shows {len(names)} tests")
+        expect(sorted(tests) == sorted(names), f"bench.json tests {sorted(tests)} != --list {names}")
+        rips = [t["exit_rip"] for t in doc["tests"]]
+        expect(len(set(rips)) == len(rips), "exit RIPs are not distinct")
+        with open(os.path.join(guest, "bench-table.txt")) as f:
+            table = {l.split()[0]: l.split() for l in f if l.split()}
+        for t in doc["tests"]:
+            expect(t["status"] == "ok", f"{t['name']}: {t['status']} {t.get('skip_reason', '')}")
+            if t["status"] != "ok":
+                continue
+            expect(t["iterations"] > 0 and t["cycles_per_iter"] > 0 and t["ns_per_iter"] > 0,
+                   f"{t['name']}: no measurement {t}")
+            row = table.get(t["name"], [])
+            expect(len(row) >= 6 and float(row[1]) > 0 and row[5] == t["exit_rip_hex"],
+                   f"{t['name']}: table row {row}")
+    elif name == "bench_kvm_stats":
+        # KVM's own counters over the growing runs: each test caused its exits, and only those.
+        for t in load_json(os.path.join(guest, "bench.json"))["tests"]:
+            n, s, u, name_ = t["iterations"], t["kvm_stats"], t["userspace_exits"], t["name"]
+            want = {
+                "cpuid": s["exits"] >= n and u == 0,
+                "vmcall": s["hypercalls"] == n and u == 0,
+                "mov_to_dr7": 1 <= s["exits"] < n or n < 64,
+                "mov_from_cr8": s["exits"] < n or n < 64,
+                "mov_to_cr8": s["exits"] < n or n < 64,
+                "rdmsr_tsc_deadline": s["exits"] >= n and u == 0,
+                "wrmsr_tsc_deadline": s["exits"] >= n and u == 0,
+                "rdmsr_to_user": u == n,
+                "wrmsr_to_user": u == n,
+                "inl_from_kernel": s["io_exits"] == n and u == 0,
+                "inl_from_user": s["io_exits"] == n and u == n,
+                "outl_to_user": s["io_exits"] == n and u == n,
+                "pio_ioeventfd": s["io_exits"] == n and u == 0 and t["ioeventfd_signals"] == n,
+                "mmio_user": s["mmio_exits"] == n and u == n,
+                "mmio_ioeventfd": u == 0 and t["ioeventfd_signals"] == n,
+                "hlt": s["halt_exits"] == n and u == n,
+            }.get(name_, False)
+            expect(want, f"{name_}: iterations {n} userspace_exits {u} signals "
+                         f"{t['ioeventfd_signals']} stats {s}")
+    elif name == "bench_compare":
+        doc = load_json(os.path.join(guest, "bench-compare.json"))
+        for t in doc["tests"]:
+            expect("change_pct" in t and "baseline_cycles_per_iter" in t, f"{t['name']}: no change_pct")
+        with open(os.path.join(guest, "bench-compare.txt")) as f:
+            text = f.read()
+        expect("lower is better" in text, "compare table does not say lower is better")
+        for test in ("cpuid", "hlt"):
+            expect(re.search(rf"^{test}\s.*[+-]\d+\.\d%$", text, re.M), f"no change column for {test}")
+    elif name == "bench_errors":
+        with open(os.path.join(guest, "bench-nokvm.rc")) as f:
+            expect(f.read().strip() == "69", "missing /dev/kvm must exit 69")
+        with open(os.path.join(guest, "bench-nokvm.err")) as f:
+            err = f.read()
+        expect(err.startswith("error: ") and "\nhint: " in err, f"stderr: {err!r}")
+        with open(os.path.join(guest, "bench-badtest.rc")) as f:
+            expect(f.read().strip() == "64", "unknown test must exit 64")
+    elif name in ("trace_cpuid_rip", "trace_exit_reasons", "perf_agrees"):
+        work = tests_by_name(load_json(os.path.join(rec, "workload.out")))
+        trace = parse_trace_cmd(os.path.join(rec, "trace-cmd-report.txt"))
+        if name == "trace_cpuid_rip":
+            t = work["cpuid"]
+            got = trace.exits[t["exit_rip"]]["EXIT_CPUID"]
+            expect(got == t["iterations"] > 0,
+                   f"{got} EXIT_CPUID at rip {t['exit_rip_hex']}, bench ran {t['iterations']}")
+        elif name == "trace_exit_reasons":
+            for tname, t in work.items():
+                svm_expectations(tname, t["iterations"], _At(trace, t["exit_rip"]))
+        else:
+            perf = parse_perf_script(os.path.join(rec, "perf-script.txt"))
+            expect(sum(perf.values()) == trace.total_exits,
+                   f"perf script has {sum(perf.values())} kvm_exit, trace-cmd report {trace.total_exits}")
+            for t in work.values():
+                p = sum(v for (r, rip), v in perf.items() if rip == t["exit_rip"])
+                c = sum(trace.exits[t["exit_rip"]].values())
+                expect(p == c, f"{t['name']}: perf {p} exits at its RIP, trace-cmd {c}")
+            with open(os.path.join(rec, "perf-kvm-stat-report.txt")) as f:
+                m = re.search(r"^\s*cpuid\s+(\d+)\s", f.read(), re.M)
+            cpuid_all = sum(v["EXIT_CPUID"] for v in trace.exits.values())
+            expect(m and int(m.group(1)) == cpuid_all,
+                   f"perf kvm stat cpuid samples {m and m.group(1)}, trace-cmd {cpuid_all}")
+    elif name in ("report_agrees_with_bench", "dump_cpuid_rip"):
+        report_checks(name, rec if os.path.isdir(rec) else out)
+    else:
+        failures.append(f"unknown check {name}")
+
+
+def exitscope(*args):
+    binary = os.environ.get("EXITSCOPE_BIN", "exitscope")
+    return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+
+
+def report_checks(name, rec):
+    """exitscope's own reader on a recording of `exitscope bench --iterations N` (rec dir or sample)."""
+    bench = "workload.out" if os.path.exists(os.path.join(rec, "workload.out")) else "bench.json"
+    work = tests_by_name(load_json(os.path.join(rec, bench)))
+    trace_dat = os.path.join(rec, "trace.dat")
+    if name == "dump_cpuid_rip":
+        t = work["cpuid"]
+        got = 0
+        for line in exitscope("dump", "--json", "-e", "kvm_exit", trace_dat).splitlines():
+            f = json.loads(line)["fields"]
+            got += f["exit_reason"] == SVM_EXIT_CPUID and f["guest_rip"] == t["exit_rip"]
+        expect(got == t["iterations"] > 0,
+               f"exitscope dump: {got} CPUID exits at {t['exit_rip_hex']}, bench ran {t['iterations']}")
+        return
+    doc = json.loads(exitscope("report", "--json", trace_dat))
+    reasons = {r["reason"]: r for r in doc["groups"][0]["reasons"]}
+    # schema 2: "count" is every exit, "timed_count" those an entry closed (what this check counts).
+    count = lambda r: reasons.get(r, {}).get("timed_count", reasons.get(r, {}).get("count", 0))
+    n = lambda t: work[t]["iterations"] if work[t]["status"] == "ok" else 0
+    # Only one bench test causes each of these exit types; the bench's syncs are io exits.
+    for reason, tests in (("cpuid", ["cpuid"]), ("hypercall", ["vmcall"]), ("hlt", ["hlt"]),
+                          ("msr", ["rdmsr_tsc_deadline", "wrmsr_tsc_deadline", "rdmsr_to_user",
+                                   "wrmsr_to_user"])):
+        want = sum(n(t) for t in tests)
+        expect(count(reason) == want, f"exitscope report: {count(reason)} {reason} exits, bench ran {want}")
+    io_tests = sum(n(t) for t in ("inl_from_kernel", "inl_from_user", "outl_to_user", "pio_ioeventfd"))
+    # One sync per run and per VM start; the very last one never re-enters, so it is not timed
+    # (the open one is the pair.final_exit_without_entry diagnostic).
+    diags = {d["name"]: d["count"] for d in doc.get("diagnostics", [])}
+    open_exits = diags.get("pair.final_exit_without_entry", 0)
+    expect(open_exits == 1, f"exitscope report: {open_exits} exits left open, want 1 (the last sync)")
+    syncs = sum(t.get("runs", 0) for t in work.values()) + 2 - open_exits
+    expect(count("io") == io_tests + syncs, f"exitscope report: {count('io')} io exits, want "
+                                            f"{io_tests} from the tests + {syncs} syncs")
+    expect(count("npf") >= n("mmio_user") + n("mmio_ioeventfd"), f"exitscope report: {count('npf')} npf")
+    user_io = reasons.get("io", {}).get("userspace_count", -1)
+    want_user_io = n("inl_from_user") + n("outl_to_user") + syncs
+    expect(user_io == want_user_io, f"exitscope report: {user_io} io exits to userspace, want {want_user_io}")
+
+
+class _At:
+    def __init__(self, trace, rip):
+        self.exits, self.user, self.details = trace.exits[rip], trace.user[rip], trace.details[rip]
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        check(sys.argv[1], sys.argv[2])
+    except (OSError, ValueError, KeyError) as e:
+        failures.append(f"{type(e).__name__}: {e}")
+    for f in failures:
+        print(f"FAIL {sys.argv[1]}: {f}")
+    if not failures:
+        print(f"ok {sys.argv[1]}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

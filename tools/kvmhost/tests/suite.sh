@@ -1,0 +1,15 @@
+# The kvmhost CTest suite, run inside ONE boot by tests/boot-suite.sh; tests/check_suite.py checks
+# what it leaves in /out. Each step writes its own files so a failure still leaves the others.
+exitscope --version > version.txt
+exitscope bench --list > bench-list.txt
+# Every test, iterations growing to a short time goal: table and JSON.
+exitscope bench --min-time-ms 5 > bench-table.txt
+exitscope bench --min-time-ms 5 --json > bench.json
+exitscope bench --test cpuid --test hlt --iterations 20 --compare bench.json > bench-compare.txt
+exitscope bench --test cpuid --test hlt --iterations 20 --compare bench.json --json > bench-compare.json
+rc=0; exitscope bench --device /dev/no-such-kvm > bench-nokvm.out 2> bench-nokvm.err || rc=$?
+echo "$rc" > bench-nokvm.rc
+rc=0; exitscope bench --test no_such_test > /dev/null 2> bench-badtest.err || rc=$?
+echo "$rc" > bench-badtest.rc
+# One fixed-iteration run of every test, recorded by trace-cmd and perf at once.
+sh /kvmhost/record-dual.sh /out/rec exitscope bench --iterations 25 --json
