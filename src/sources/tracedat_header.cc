@@ -350,11 +350,8 @@ Result<TraceDatLayout> HeaderParser::Parse() {
                 "losses inside the recorded pages",
                 cpustat_lost_);
   }
-  // The hint only matters when kvm_exit lacks its `isa` field (kernels before 4.x): scanning 4 MB
-  // of kallsyms on every open cost ~9% of a report otherwise.
-  const EventFormat* kvm_exit = formats_->ByName("kvm", "kvm_exit");
-  bool isa_in_events = kvm_exit && kvm_exit->Field("isa");
-  if (!isa_in_events && meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {
+  // The hint names the ISA in a report even when no kvm_exit (with its own `isa` field) is seen.
+  if (meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {
     if (meta_->kallsyms.find(" vmx_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kVmx;
     else if (meta_->kallsyms.find(" svm_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kSvm;
   }
