@@ -19,8 +19,8 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" "${label_args[@]}"
 # locally; CI always runs them.
 if [ "${EXITSCOPE_SKIP_SANITIZE:-0}" != 1 ] || [ "${CI:-}" = true ]; then
   cmake -S . -B "${BUILD_DIR}-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXITSCOPE_SANITIZE=ON -DEXITSCOPE_BENCH=OFF >/dev/null
-  cmake --build "${BUILD_DIR}-asan" -j "$JOBS"
+  cmake --build "${BUILD_DIR}-asan" -j "$JOBS" --target exitscope exitscope_tests
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "${BUILD_DIR}-asan" --output-on-failure -j "$JOBS" -L unit -LE kvmhost
-  FUZZ_SECONDS=${FUZZ_SECONDS:-20} FUZZ_BUILD_DIR="${BUILD_DIR}-fuzz" JOBS="$JOBS" bash scripts/fuzz.sh
+  FUZZ_SECONDS=${FUZZ_SECONDS:-15} FUZZ_BUILD_DIR="${BUILD_DIR}-fuzz" JOBS="$JOBS" bash scripts/fuzz.sh
 fi
