@@ -11,6 +11,7 @@ build_pkgs=(
   libcli11-dev libfmt-dev nlohmann-json3-dev
   clang libclang-rt-14-dev       # libFuzzer targets and ASan/UBSan
   trace-cmd linux-perf           # peers used as oracles by tests and benchmarks
+  time python3                   # bench/compare_peers.sh: GNU time (peak RSS), perfdata_scale.py
 )
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip

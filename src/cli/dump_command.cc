@@ -1,6 +1,7 @@
 // `exitscope dump`: every record of a trace, all fields decoded by name from the trace's own
 // formats, in time order across CPUs. The ground truth view: check any report number against it.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -74,8 +75,14 @@ int Dump(const DumpOptions& opt) {
   std::string line;
   RawEvent ev;
   LostEvents lost;
-  uint64_t printed = 0;
+  uint64_t printed = 0, read = 0;
+  // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
+  const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   while (src.Next(&ev, &lost)) {
+    if (progress && (++read & ((1u << 18) - 1)) == 0) {
+      std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(src.bytes_done()) /
+                                                      static_cast<double>(src.bytes_total()));
+    }
     if (lost.cpu >= 0) {
       if (opt.json) {
         line = nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {"ts_ns", lost.ts_ns}}.dump() + "\n";
@@ -111,6 +118,7 @@ int Dump(const DumpOptions& opt) {
     if (opt.limit && ++printed >= opt.limit) break;
   }
   std::fflush(stdout);
+  if (progress) std::fprintf(stderr, "\r%20s\r", "");
   const Diagnostics& diag = src.diagnostics();
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),

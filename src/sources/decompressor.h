@@ -14,6 +14,15 @@ enum class Codec { kNone, kZlib, kZstd, kUnknown };
 
 Codec CodecFromName(std::string_view name);
 
+// A block's claimed uncompressed size is believed only up to 256 MiB and 32768× its compressed size
+// (zstd's best case, an RLE block, is about that): a damaged size field must not make the reader
+// allocate gigabytes before the decompressor can say the block is bad.
+inline constexpr uint64_t kMaxUncompressedBytes = 1ull << 28;
+inline constexpr uint64_t kMaxCompressionRatio = 1ull << 15;
+inline bool PlausibleUncompressedSize(uint64_t compressed, uint64_t uncompressed) {
+  return uncompressed <= kMaxUncompressedBytes && uncompressed <= (compressed + 64) * kMaxCompressionRatio;
+}
+
 class Decompressor {
  public:
   explicit Decompressor(Codec codec);

@@ -61,6 +61,14 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   return file;
 }
 
+std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes, const std::string& name) {
+  auto file = std::unique_ptr<MappedFile>(new MappedFile());
+  file->data_ = bytes.data();
+  file->size_ = bytes.size();
+  file->path_ = name;
+  return file;
+}
+
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

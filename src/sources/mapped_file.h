@@ -21,6 +21,9 @@ Error InputOpenError(const std::string& path, int err);
 class MappedFile {
  public:
   static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // A view of bytes already in memory (fuzzers, tests): not owned, must outlive the MappedFile;
+  // `name` is what messages call it.
+  static std::unique_ptr<MappedFile> View(std::span<const uint8_t> bytes, const std::string& name);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -56,10 +56,15 @@ Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path
                                                          Diagnostics* diagnostics) {
   auto in = MappedFile::Open(path);
   if (!in) return in.error();
+  return Open(std::move(in.value()), diagnostics);
+}
+
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input,
+                                                         Diagnostics* diagnostics) {
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
-  f->input_ = std::move(in.value());
+  f->input_ = std::move(input);
   f->diagnostics_ = diagnostics;
-  f->meta_.source_path = path;
+  f->meta_.source_path = f->input_->path();
   if (Status st = f->ParseFileHeader(); !st) return st.error();
   f->ScanRecords();
   f->FinishAttrs();
@@ -136,7 +141,8 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
     return MakeError(kExitDataErr, "perfdata.bad-attrs", "'" + input_->path() + "' has a damaged attrs section");
   }
   uint64_t attr_bytes = attr_size - 16;
-  for (uint64_t pos = offset; pos + attr_size <= offset + size; pos += attr_size) {
+  // Written so that a huge attr_size cannot wrap around (found by fuzz/perfdata_fuzzer).
+  for (uint64_t pos = offset; attr_size <= offset + size - pos; pos += attr_size) {
     uint64_t ids_off = Ld64(bytes.data() + pos + attr_bytes);
     uint64_t ids_size = Ld64(bytes.data() + pos + attr_bytes + 8);
     std::span<const uint8_t> ids;

@@ -53,6 +53,8 @@ struct PerfRecordStats {
 class PerfDataFile {
  public:
   static Result<std::unique_ptr<PerfDataFile>> Open(const std::string& path, Diagnostics* diagnostics);
+  // The same over an already opened input (MappedFile::View for fuzzers and tests).
+  static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics);
 
   bool pipe_mode() const { return pipe_mode_; }
   const std::vector<PerfAttr>& attrs() const { return attrs_; }

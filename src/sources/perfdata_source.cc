@@ -43,9 +43,12 @@ class PerfDataRawSource : public RawEventSource {
 
 }  // namespace
 
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path) {
+namespace {
+
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<MappedFile> input) {
+  const std::string path = input->path();
   auto diagnostics = std::make_unique<Diagnostics>();
-  auto file = PerfDataFile::Open(path, diagnostics.get());
+  auto file = PerfDataFile::Open(std::move(input), diagnostics.get());
   if (!file) return file.error();
   if ((*file)->tracing_data().empty()) {
     return MakeError(kExitDataErr, "perfdata.no-tracing-data",
@@ -64,6 +67,19 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path)
   for (auto& [tid, comm] : comms) meta.comm_by_tid[tid] = comm;
   return std::unique_ptr<RawEventSource>(
       new PerfDataRawSource(std::move(file.value()), std::move(diagnostics), std::move(formats)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path) {
+  auto in = MappedFile::Open(path);
+  if (!in) return in.error();
+  return OpenPerfDataRawInput(std::move(in.value()));
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
+                                                             const std::string& name) {
+  return OpenPerfDataRawInput(MappedFile::View(bytes, name));
 }
 
 }  // namespace exitscope

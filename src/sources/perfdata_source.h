@@ -5,7 +5,9 @@
 // record); a perf.data without tracing data is refused with a hint.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "decode/raw_event.h"
@@ -14,5 +16,8 @@
 namespace exitscope {
 
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path);
+// The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
+                                                             const std::string& name);
 
 }  // namespace exitscope

@@ -16,8 +16,13 @@ bool LooksGzip(const uint8_t* data, size_t size) {
 Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(const std::string& path) {
   auto in = MappedFile::Open(path);
   if (!in) return in.error();
+  return Open(std::move(in.value()));
+}
+
+Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<MappedFile> input) {
+  const std::string path = input->path();
   std::unique_ptr<TextLineReader> r(new TextLineReader());
-  r->input_ = std::move(in.value());
+  r->input_ = std::move(input);
   auto bytes = r->input_->bytes();
   if (LooksGzip(bytes.data(), bytes.size())) {
     r->gzip_ = true;

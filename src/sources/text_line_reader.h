@@ -21,6 +21,8 @@ namespace exitscope {
 class TextLineReader {
  public:
   static Result<std::unique_ptr<TextLineReader>> Open(const std::string& path);
+  // The same over an already opened input (MappedFile::View for fuzzers and tests).
+  static Result<std::unique_ptr<TextLineReader>> Open(std::unique_ptr<MappedFile> input);
   ~TextLineReader();
 
   bool NextLine(std::string_view* line);

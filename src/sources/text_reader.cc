@@ -157,6 +157,13 @@ Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path) 
   return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path));
 }
 
+Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
+                                                              const std::string& name) {
+  auto lines = TextLineReader::Open(MappedFile::View(bytes, name));
+  if (!lines) return lines.error();
+  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), name));
+}
+
 bool LooksLikeTextTrace(std::string_view head) {
   int events = 0, other = 0;
   while (!head.empty() && events + other < 64) {

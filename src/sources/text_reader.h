@@ -6,7 +6,9 @@
 // Assumption: timestamps have the resolution the text printed (µs for all three by default).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "model/result.h"
@@ -15,6 +17,9 @@
 namespace exitscope {
 
 Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path);
+// The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
+Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
+                                                             const std::string& name);
 
 // True when the first lines of `head` look like one of the text dialects (for input detection).
 bool LooksLikeTextTrace(std::string_view head);

@@ -202,9 +202,10 @@ Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std:
   uint32_t usize = c.U32();
   std::span<const uint8_t> data = c.Bytes(csize);
   if (!c.ok()) return Truncated("a compressed section");
-  storage->resize(usize);
+  bool plausible = PlausibleUncompressedSize(csize, usize);
+  if (plausible) storage->resize(usize);
   Decompressor d(layout_.codec);
-  if (!d.Decompress(data, *storage)) {
+  if (!plausible || !d.Decompress(data, *storage)) {
     return MakeError(kExitDataErr, "tracedat.bad-compressed-section",
                      "'" + path_ + "': a compressed metadata section at offset " + std::to_string(offset) +
                          " does not decompress",
@@ -349,6 +350,7 @@ Result<TraceDatLayout> HeaderParser::Parse() {
                 "losses inside the recorded pages",
                 cpustat_lost_);
   }
+  // The hint names the ISA in a report even when no kvm_exit (with its own `isa` field) is seen.
   if (meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {
     if (meta_->kallsyms.find(" vmx_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kVmx;
     else if (meta_->kallsyms.find(" svm_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kSvm;

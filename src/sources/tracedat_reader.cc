@@ -5,6 +5,7 @@
 
 #include "decode/tracing_data.h"
 #include "sort/cpu_merger.h"
+#include "sources/chunk_prefetcher.h"
 #include "sources/byte_reader.h"
 #include "sources/mapped_file.h"
 #include "sources/ring_buffer_page.h"
@@ -24,6 +25,12 @@ struct ClockConversion {
   }
 };
 
+// Compressed data below this size is decompressed inline: a thread would cost more than it saves.
+constexpr uint64_t kPrefetchMinBytes = 1 << 20;
+
+// How much of the file is read before its pages are dropped from memory.
+constexpr uint64_t kReleaseStepBytes = 4 << 20;
+
 struct SharedState {
   std::unique_ptr<MappedFile> file;
   PageLayout page_layout;
@@ -40,21 +47,17 @@ struct SharedState {
 // One CPU's pages: in place from the mapping, or chunk by chunk through a decompressor.
 class TraceDatCpuStream : public CpuRecordStream {
  public:
-  TraceDatCpuStream(SharedState* state, const TraceDatCpuData& data, bool compressed)
-      : state_(state), cpu_(data.cpu), compressed_(compressed) {
+  TraceDatCpuStream(SharedState* state, const TraceDatCpuData& data, ChunkPrefetcher* prefetcher)
+      : state_(state), cpu_(data.cpu), prefetcher_(prefetcher) {
     auto bytes = state->file->bytes();
     uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
     // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
-    uint64_t want = data.size + (compressed ? 4 : 0);
+    uint64_t want = data.size + (prefetcher ? 4 : 0);
     uint64_t size = std::min<uint64_t>(want, bytes.size() - off);
     if (size < data.size) ++state->chunks_truncated;
     region_ = bytes.subspan(off, size);
-    if (compressed_) {
-      decompressor_ = std::make_unique<Decompressor>(state->codec);
-      ByteReader r(region_);
-      chunks_left_ = r.U32();
-      chunk_pos_ = 4;
-      if (!r.ok()) { chunks_left_ = 0; ++state->chunks_truncated; }
+    if (prefetcher_) {
+      prefetch_stream_ = prefetcher_->AddStream(region_);
     } else {
       pages_ = region_;
     }
@@ -84,11 +87,15 @@ class TraceDatCpuStream : public CpuRecordStream {
     const uint32_t page_size = state_->page_size;
     while (page_pos_ + page_size > pages_.size() || page_size == 0) {
       if (page_size && page_pos_ < pages_.size()) ++state_->stats.truncated_pages;  // partial last page
-      if (!compressed_ || !NextChunk()) return false;
+      if (!prefetcher_ || !NextChunk()) return false;
     }
     auto page = pages_.subspan(page_pos_, page_size);
     page_pos_ += page_size;
-    if (!compressed_) state_->bytes_done += page_size;
+    if (!prefetcher_) {
+      state_->bytes_done += page_size;
+      consumed_ = page_pos_;
+      ReleaseConsumed();
+    }
     uint64_t missed = 0;
     walker_.Begin(page, state_->page_layout, &state_->stats, &missed);
     uint64_t page_ts = state_->clock.ToNs(walker_.page_ts());
@@ -102,38 +109,41 @@ class TraceDatCpuStream : public CpuRecordStream {
     return true;
   }
 
+  // Drops the file pages already read from the resident set, a few MB at a time, so peak memory
+  // stays flat however big the trace (a read-only mapping's pages count as resident otherwise).
+  void ReleaseConsumed() {
+    if (consumed_ - released_ < kReleaseStepBytes) return;
+    uint64_t region_off = static_cast<uint64_t>(region_.data() - state_->file->bytes().data());
+    state_->file->Release(region_off + released_, consumed_ - released_);
+    released_ = consumed_;
+  }
+
   bool NextChunk() {
-    if (chunks_left_ == 0) return false;
-    --chunks_left_;
-    ByteReader r(region_);
-    r.Seek(chunk_pos_);
-    uint32_t csize = r.U32();
-    uint32_t usize = r.U32();
-    auto data = r.Bytes(csize);
-    if (!r.ok()) { ++state_->chunks_truncated; chunks_left_ = 0; return false; }
-    chunk_pos_ = r.pos();
-    state_->bytes_done += csize + 8;
-    buffer_.resize(usize);
-    page_pos_ = 0;
-    if (!decompressor_->Decompress(data, buffer_)) {
-      ++state_->corrupt_chunks;
-      pages_ = {};
-      return true;  // skip this chunk, keep going with the next one
+    bool truncated = false;
+    bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
+    if (!more) {
+      if (truncated && !truncation_counted_) { ++state_->chunks_truncated; truncation_counted_ = true; }
+      return false;
     }
-    pages_ = buffer_;
+    state_->bytes_done += chunk_.file_bytes;
+    consumed_ += chunk_.file_bytes;
+    ReleaseConsumed();
+    page_pos_ = 0;
+    if (chunk_.corrupt) ++state_->corrupt_chunks;  // skip this chunk, keep going with the next one
+    pages_ = chunk_.bytes;
     return true;
   }
 
   SharedState* state_;
   int32_t cpu_;
-  bool compressed_;
+  ChunkPrefetcher* prefetcher_;  // null: uncompressed pages, read in place
+  int prefetch_stream_ = -1;
+  bool truncation_counted_ = false;
   std::span<const uint8_t> region_;
   std::span<const uint8_t> pages_;
   size_t page_pos_ = 0;
-  uint32_t chunks_left_ = 0;
-  size_t chunk_pos_ = 0;
-  std::vector<uint8_t> buffer_;
-  std::unique_ptr<Decompressor> decompressor_;
+  ChunkPrefetcher::Chunk chunk_;
+  uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
   PageWalker walker_;
   uint64_t last_page_ts_ = 0;
 };
@@ -155,7 +165,11 @@ class TraceDatReader : public RawEventSource {
   Status Open(const std::string& path) {
     auto file = MappedFile::Open(path);
     if (!file.ok()) return file.error();
-    state_.file = std::move(file.value());
+    return Open(std::move(file.value()), path);
+  }
+
+  Status Open(std::unique_ptr<MappedFile> file, const std::string& path) {
+    state_.file = std::move(file);
     meta_.source_path = path;
     auto layout = ParseTraceDatHeader(state_.file->bytes(), path, &formats_, &meta_, &diagnostics_);
     if (!layout.ok()) return layout.error();
@@ -181,13 +195,16 @@ class TraceDatReader : public RawEventSource {
                        "'" + path + "' claims a ring-buffer page size of " + std::to_string(l.page_size),
                        "the header is damaged; re-record the trace");
     }
+    if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
     for (const auto& c : l.cpus) {
       if (c.size == 0) continue;
       data_bytes_ += c.size;
-      auto s = std::make_unique<TraceDatCpuStream>(&state_, c, l.data_compressed);
+      auto s = std::make_unique<TraceDatCpuStream>(&state_, c, prefetcher_.get());
       streams_.push_back(s.get());
       merger_.Add(std::move(s));
     }
+    // A second thread pays off once there is more than a few chunks' worth of data.
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start();
     return Status::Ok();
   }
 
@@ -220,6 +237,8 @@ class TraceDatReader : public RawEventSource {
   FormatRegistry formats_;
   Diagnostics diagnostics_;
   CpuMerger merger_;
+  // Declared after merger_ so it stops (and joins its thread) before the streams go away.
+  std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
   bool finished_ = false;
@@ -234,6 +253,13 @@ bool LooksLikeTraceDat(std::span<const uint8_t> head) {
 Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
   auto reader = std::make_unique<TraceDatReader>();
   if (Status s = reader->Open(path); !s.ok()) return s.error();
+  return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
+                                                           const std::string& name) {
+  auto reader = std::make_unique<TraceDatReader>();
+  if (Status s = reader->Open(MappedFile::View(bytes, name), name); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));
 }
 

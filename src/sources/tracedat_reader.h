@@ -14,6 +14,10 @@ namespace exitscope {
 
 // Opens and parses the metadata; the records are read as Next() is called.
 Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path);
+// The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source, `name` is what
+// messages call the input.
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
+                                                           const std::string& name);
 
 // True when the bytes start with the trace.dat / tracing-data magic.
 bool LooksLikeTraceDat(std::span<const uint8_t> head);

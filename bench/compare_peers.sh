@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Side by side on the same real run scaled up: `exitscope report` vs `trace-cmd report > /dev/null`
+# (same trace.dat) vs `perf kvm stat report --event=vmexit` (the perf.data recorded at the same time).
+# The real run is ../shared/traces/nested-svm-6.1/dual-5000 (375,873 events in each file); it is
+# repeated REPEAT times (default 27 → 10.1 M events) with shifted timestamps by bench/tracedat_scale
+# and bench/perfdata_scale.py. Prints wall/CPU time, events/s, peak RSS (GNU time) and the ratios,
+# then exitscope's peak RSS at 1×, REPEAT/3× and REPEAT× (flat memory).
+#   bench/compare_peers.sh                  # REPEAT=27, files in /tmp/exitscope-bench
+#   REPEAT=54 RUNS=5 bench/compare_peers.sh
+# Knobs: BUILD_DIR (build), BENCH_DIR (/tmp/exitscope-bench), RUNS (best of, 3), SLOW_RUNS (trace-cmd, 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD_DIR:-build}
+REPEAT=${REPEAT:-27}
+RUNS=${RUNS:-3}
+SLOW_RUNS=${SLOW_RUNS:-1}
+DIR=${BENCH_DIR:-/tmp/exitscope-bench}
+RUN=${EXITSCOPE_SHARED_DIR:-../shared}/traces/nested-svm-6.1/dual-5000
+EVENTS_PER_RUN=375873   # dual-5000/counts.txt: every event, in trace.dat and in perf.data
+[ -x /usr/bin/time ] || { echo "needs GNU time (Debian package 'time'; scripts/install-deps.sh)"; exit 69; }
+mkdir -p "$DIR"
+cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale >/dev/null
+
+scaled() {  # $1 = repeat → path of the scaled trace.dat
+  local f=$DIR/dual-5000-x$1.dat
+  [ -s "$f" ] || "$BUILD/tracedat_scale" --repeat "$1" "$RUN/trace.dat" "$f"
+  echo "$f"
+}
+DAT=$(scaled "$REPEAT")
+PERF=$DIR/dual-5000-x$REPEAT.perf.data
+[ -s "$PERF" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$PERF" "$REPEAT"
+EVENTS=$((EVENTS_PER_RUN * REPEAT))
+
+# best_of N CMD… → "wall cpu rss_kb" of the fastest of N runs (output discarded).
+best_of() {
+  local n=$1; shift
+  local best="" line
+  for _ in $(seq "$n"); do
+    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time.txt" "$@" >/dev/null 2>&1 || true
+    line=$(awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$DIR/time.txt")
+    if [ -z "$best" ] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN{exit !(a < b)}'; then best=$line; fi
+  done
+  echo "$best"
+}
+
+read -r es_wall es_cpu es_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$DAT")
+read -r pk_wall pk_cpu pk_rss < <(best_of "$RUNS" perf kvm -i "$PERF" stat report --event=vmexit)
+read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
+
+echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -h "$DAT" | cut -f1) trace.dat, $(du -h "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-34s %9s %9s %12s %10s %9s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "x slower"
+row() {
+  awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v base="$es_wall" -v ev="$EVENTS" 'BEGIN{
+    printf "%-34s %9.2f %9.2f %11.1fM %8.0fMB %8.1fx\n", n, w, c, ev / w / 1e6, r / 1024, w / base }'
+}
+row "exitscope report" "$es_wall" "$es_cpu" "$es_rss"
+row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
+row "trace-cmd report > /dev/null" "$tc_wall" "$tc_cpu" "$tc_rss"
+
+# Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
+es_exits=$("$BUILD/exitscope" report "$DAT" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
+pk_exits=$(perf kvm -i "$PERF" stat report --event=vmexit 2>&1 | awk -F'[:,]' '/Total Samples/{print $2}')
+echo "timed exits: exitscope $es_exits, perf kvm stat $pk_exits"
+
+echo "exitscope peak RSS as the trace grows:"
+for r in 1 $((REPEAT / 3)) "$REPEAT"; do
+  read -r w c rss < <(best_of 1 "$BUILD/exitscope" report "$(scaled "$r")")
+  awk -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v rss="$rss" -v w="$w" 'BEGIN{
+    printf "  x%-3d %10d events  %6.0f MB  %6.2f s\n", r, e, rss / 1024, w }'
+done

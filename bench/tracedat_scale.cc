@@ -1,0 +1,419 @@
+// tracedat_scale: makes a bigger (or smaller) trace.dat v7 (zstd) from a real one, for the peer
+// benchmark (bench/compare_peers.sh) and for the fuzz seed corpora (fuzz/corpus/).
+// In: a trace.dat v7 whose data is zstd-compressed chunks (what `trace-cmd record` 3.x writes).
+// Out: the same file with each CPU's ring-buffer pages repeated N times, every repetition's page
+// and absolute timestamps shifted past the previous one, re-compressed 10 pages a chunk; optionally
+// only the first K pages per CPU, a kallsyms section cut to a few lines, and only some event formats
+// (no ftrace/printk formats) — small fuzz seeds.
+// Key assumption: trace-cmd 3.x layout — the metadata sections and the first (uncompressed) options
+// section come before the flyrecord section, whose data runs up to a trailing options section
+// holding the BUFFER option; everything else (the strings section) follows that and is copied.
+// Only the offsets that move are rewritten; nothing else of the file is generated, so Debian's
+// trace-cmd reads the result as it reads the original.
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "sources/byte_reader.h"
+#include "sources/decompressor.h"
+#include "sources/ring_buffer_page.h"
+
+namespace exitscope {
+namespace {
+
+// trace-cmd.dat.v7.5.txt: option / section ids used here.
+constexpr uint16_t kOptDone = 0, kOptBuffer = 3, kOptHeaderInfo = 16, kOptFtraceEvents = 17,
+                   kOptEventFormats = 18, kOptKallsyms = 19, kOptPrintk = 20, kOptCmdlines = 21;
+constexpr size_t kSectionHeaderSize = 16;  // u16 id, u16 flags, u32 description id, u64 size
+constexpr uint32_t kPagesPerChunk = 10;    // trace-cmd's own chunk size
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "tracedat_scale: %s\n", what.c_str());
+  std::exit(1);
+}
+
+void PutLe(std::vector<uint8_t>* b, size_t at, uint64_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i) (*b)[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void AppendLe(std::vector<uint8_t>* b, uint64_t v, size_t n) {
+  for (size_t i = 0; i < n; ++i) b->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+struct CpuData {
+  uint32_t cpu = 0;
+  uint64_t offset = 0, size = 0;
+  size_t field_pos = 0;           // where this CPU's offset/size sit in the tail copy
+  std::vector<uint8_t> pages;     // decompressed
+};
+
+struct Options {
+  uint32_t repeat = 1;
+  uint64_t max_pages = ~0ull;     // per CPU, before repetition
+  long kallsyms_lines = -1;       // -1: keep the section as it is
+  std::vector<std::string> keep_events;  // empty: keep every event format
+};
+
+// A metadata section's body, decompressed when its flags say so.
+std::vector<uint8_t> SectionBody(const std::vector<uint8_t>& file, uint64_t offset, Decompressor* dec) {
+  ByteReader r(file);
+  r.Seek(offset);
+  r.U16();
+  uint16_t flags = r.U16();
+  r.U32();
+  auto body = r.Bytes(r.U64());
+  if (!r.ok()) Die("section past the end of the file");
+  if (!(flags & 1)) return {body.begin(), body.end()};
+  ByteReader c(body);
+  uint32_t csize = c.U32(), usize = c.U32();
+  std::vector<uint8_t> out(usize);
+  if (!c.ok() || !dec->Decompress(c.Bytes(csize), out)) Die("bad compressed section");
+  return out;
+}
+
+// Shifts every timestamp of a page by `shift` raw units: the page header's and any absolute
+// TIME_STAMP record's (deltas are relative and stay).
+void ShiftPage(uint8_t* page, uint32_t page_size, const PageLayout& layout, uint64_t shift) {
+  uint64_t ts = LoadLe(page + layout.ts_offset, layout.ts_size) + shift;
+  for (uint32_t i = 0; i < layout.ts_size; ++i) page[layout.ts_offset + i] = static_cast<uint8_t>(ts >> (8 * i));
+  uint64_t commit = LoadLe(page + layout.commit_offset, layout.commit_size) & kCommitMask;
+  uint8_t* p = page + layout.data_offset;
+  uint8_t* end = p + std::min<uint64_t>(commit, page_size - layout.data_offset);
+  while (end - p >= 4) {
+    uint32_t header = static_cast<uint32_t>(LoadLe(p, 4));
+    uint32_t type_len = header & 0x1f;
+    if (type_len >= 1 && type_len <= kTypeLenDataMax) { p += 4 + type_len * 4; continue; }
+    if (end - p < 8) break;
+    uint32_t word = static_cast<uint32_t>(LoadLe(p + 4, 4));
+    if (type_len == 0) { p += 8 + (((word - 4) + 3) & ~3u); continue; }
+    if (type_len == kTypePadding) { if ((header >> 5) == 0) break; p += 4 + word; continue; }
+    if (type_len == kTypeTimeStamp) {
+      uint64_t abs = ((static_cast<uint64_t>(word) << kTsShift) + (header >> 5)) + shift;
+      uint32_t h = static_cast<uint32_t>(((abs & ((1u << kTsShift) - 1)) << 5) | kTypeTimeStamp);
+      uint32_t w = static_cast<uint32_t>(abs >> kTsShift);
+      std::memcpy(p, &h, 4);
+      std::memcpy(p + 4, &w, 4);
+    }
+    p += 8;
+  }
+}
+
+// Last raw timestamp on a page: the page stamp plus every delta.
+uint64_t PageEndTs(const uint8_t* page, uint32_t page_size, const PageLayout& layout) {
+  RingBufferStats stats;
+  PageWalker w;
+  uint64_t missed = 0, last = 0;
+  w.Begin({page, page_size}, layout, &stats, &missed);
+  last = w.page_ts();
+  PageRecord rec;
+  while (w.Next(&rec)) last = rec.ts;
+  return last;
+}
+
+int Run(const std::string& in_path, const std::string& out_path, const Options& opt) {
+  std::ifstream in(in_path, std::ios::binary);
+  if (!in) Die("cannot open " + in_path);
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), {});
+  ByteReader r(file);
+  r.Seek(10);
+  if (r.CString() != "7") Die("only trace.dat version 7 is supported");
+  r.U(1);
+  r.U(1);
+  uint32_t page_size = r.U32();
+  if (r.CString() != "zstd") Die("only zstd-compressed trace.dat is supported");
+  r.CString();
+  size_t first_opts_ptr = r.pos();
+  uint64_t first_opts = r.U64();
+  if (!r.ok()) Die("short header");
+
+  // The first options section: section offsets (to relocate) and DONE → the trailing options.
+  r.Seek(first_opts);
+  r.U16();
+  uint16_t flags = r.U16();
+  r.U32();
+  uint64_t opts_size = r.U64();
+  if (!r.ok() || (flags & 1)) Die("first options section missing or compressed");
+  size_t opts_end = r.pos() + opts_size;
+  struct Reloc { size_t pos; uint64_t value; };
+  std::vector<Reloc> relocs;
+  uint64_t kallsyms_off = 0, header_info_off = 0, events_off = 0, ftrace_off = 0, printk_off = 0;
+  size_t done_pos = 0;
+  while (r.ok() && r.pos() < opts_end) {
+    uint16_t id = r.U16();
+    uint32_t size = r.U32();
+    size_t at = r.pos();
+    r.Bytes(size);
+    if (id == kOptDone) { done_pos = at; break; }
+    if (id >= kOptHeaderInfo && id <= kOptCmdlines && id != kOptDone) {
+      uint64_t v = LoadLe(file.data() + at, 8);
+      relocs.push_back({at, v});
+      if (id == kOptKallsyms) kallsyms_off = v;
+      if (id == kOptHeaderInfo) header_info_off = v;
+      if (id == kOptEventFormats) events_off = v;
+      if (id == kOptFtraceEvents) ftrace_off = v;
+      if (id == kOptPrintk) printk_off = v;
+    }
+  }
+  if (!done_pos) Die("no DONE option in the first options section");
+  uint64_t tail_off = LoadLe(file.data() + done_pos, 8);
+
+  // Header page layout, from the header-info section ("header_page\0", u64 size, text …).
+  Decompressor dec(Codec::kZstd);
+  PageLayout layout;
+  {
+    std::vector<uint8_t> body = SectionBody(file, header_info_off, &dec);
+    ByteReader h(body);
+    h.CString();
+    std::string_view text = h.Text(h.U64());
+    if (!h.ok()) Die("cannot read the header_page section");
+    layout = PageLayout::FromHeaderPage(text);
+  }
+
+  // Trailing options: the BUFFER option with the flyrecord section and each CPU's data.
+  ByteReader t(file);
+  t.Seek(tail_off + kSectionHeaderSize);
+  uint64_t buffer_section = 0;
+  std::vector<CpuData> cpus;
+  size_t tail_done = 0;
+  while (t.ok()) {
+    uint16_t id = t.U16();
+    uint32_t size = t.U32();
+    size_t at = t.pos();
+    if (id == kOptDone) { tail_done = at; break; }
+    if (id == kOptBuffer) {
+      ByteReader b(std::span<const uint8_t>(file).subspan(at, size));
+      buffer_section = b.U64();
+      if (!b.CString().empty()) Die("first BUFFER is not the top instance");
+      b.CString();
+      b.U32();
+      uint32_t count = b.U32();
+      for (uint32_t i = 0; i < count && b.ok(); ++i) {
+        CpuData c;
+        c.cpu = b.U32();
+        c.field_pos = at + b.pos() - tail_off;
+        c.offset = b.U64();
+        c.size = b.U64();
+        cpus.push_back(std::move(c));
+      }
+      if (!b.ok()) Die("short BUFFER option");
+    }
+    t.Bytes(size);
+  }
+  if (!tail_done || !buffer_section || cpus.empty()) Die("no BUFFER option after the data");
+
+  // Decompress every CPU's chunks; find the time span of the whole recording.
+  uint64_t min_ts = ~0ull, max_ts = 0;
+  for (CpuData& c : cpus) {
+    ByteReader d(file);
+    d.Seek(c.offset);
+    uint32_t chunks = d.U32();
+    for (uint32_t i = 0; i < chunks && d.ok(); ++i) {
+      uint32_t csize = d.U32(), usize = d.U32();
+      auto data = d.Bytes(csize);
+      size_t at = c.pages.size();
+      c.pages.resize(at + usize);
+      if (!d.ok() || !dec.Decompress(data, std::span<uint8_t>(c.pages).subspan(at))) Die("bad chunk");
+    }
+    uint64_t n = std::min<uint64_t>(c.pages.size() / page_size, opt.max_pages);
+    c.pages.resize(n * page_size);
+    for (uint64_t p = 0; p < n; ++p) {
+      const uint8_t* page = c.pages.data() + p * page_size;
+      min_ts = std::min(min_ts, LoadLe(page + layout.ts_offset, layout.ts_size));
+      max_ts = std::max(max_ts, PageEndTs(page, page_size, layout));
+    }
+  }
+  // One millisecond (in ns clocks) between repetitions keeps them apart without a long idle gap.
+  uint64_t shift = max_ts - min_ts + 1'000'000;
+
+  // Prefix: the file up to the flyrecord section, with metadata sections optionally cut down
+  // (small fuzz seeds). Replacements are applied back to front, so earlier offsets stay valid.
+  struct Replacement { uint64_t offset, old_size; std::vector<uint8_t> section; };
+  std::vector<Replacement> reps;
+  auto replace = [&](uint64_t offset, const std::vector<uint8_t>& plain) {
+    ByteReader k(file);
+    k.Seek(offset);
+    uint16_t id = k.U16();
+    k.U16();
+    uint32_t desc = k.U32();
+    uint64_t size = k.U64();
+    std::vector<uint8_t> packed(ZSTD_compressBound(plain.size()));
+    size_t csize = ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3);
+    Replacement rep{offset, kSectionHeaderSize + size, {}};
+    AppendLe(&rep.section, id, 2);
+    AppendLe(&rep.section, 1, 2);
+    AppendLe(&rep.section, desc, 4);
+    AppendLe(&rep.section, 8 + csize, 8);
+    AppendLe(&rep.section, csize, 4);
+    AppendLe(&rep.section, plain.size(), 4);
+    rep.section.insert(rep.section.end(), packed.begin(), packed.begin() + csize);
+    reps.push_back(std::move(rep));
+  };
+  if (opt.kallsyms_lines >= 0 && kallsyms_off) {
+    std::vector<uint8_t> raw = SectionBody(file, kallsyms_off, &dec);
+    if (raw.size() < 4) Die("bad kallsyms section");
+    std::string text(raw.begin() + 4, raw.end());
+    std::string kept;
+    size_t pos = 0;
+    for (long n = 0; pos < text.size();) {
+      size_t nl = text.find('\n', pos);
+      std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos + 1);
+      pos = nl == std::string::npos ? text.size() : nl + 1;
+      if (n < opt.kallsyms_lines || line.find("_vcpu_run") != std::string::npos) { kept += line; ++n; }
+    }
+    std::vector<uint8_t> plain;
+    AppendLe(&plain, kept.size(), 4);
+    plain.insert(plain.end(), kept.begin(), kept.end());
+    replace(kallsyms_off, plain);
+  }
+  if (!opt.keep_events.empty()) {
+    // Event formats: u32 systems, per system {name\0, u32 count, per event {u64 size, text}}.
+    std::vector<uint8_t> raw = SectionBody(file, events_off, &dec), plain;
+    ByteReader e(raw);
+    uint32_t systems = e.U32();
+    AppendLe(&plain, systems, 4);
+    for (uint32_t sys = 0; sys < systems && e.ok(); ++sys) {
+      std::string_view name = e.CString();
+      plain.insert(plain.end(), name.begin(), name.end());
+      plain.push_back(0);
+      uint32_t count = e.U32();
+      std::vector<std::string_view> kept;
+      for (uint32_t i = 0; i < count && e.ok(); ++i) {
+        std::string_view text = e.Text(e.U64());
+        std::string_view first = text.substr(0, text.find('\n'));
+        for (const std::string& k : opt.keep_events) {
+          if (first == "name: " + k) kept.push_back(text);
+        }
+      }
+      AppendLe(&plain, kept.size(), 4);
+      for (std::string_view text : kept) {
+        AppendLe(&plain, text.size(), 8);
+        plain.insert(plain.end(), text.begin(), text.end());
+      }
+    }
+    if (!e.ok()) Die("bad event formats section");
+    replace(events_off, plain);
+    // No ftrace formats and no printk formats: neither is needed to read kvm events.
+    std::vector<uint8_t> none(4, 0);
+    if (ftrace_off) replace(ftrace_off, none);
+    if (printk_off) replace(printk_off, none);
+  }
+  std::sort(reps.begin(), reps.end(), [](const Replacement& a, const Replacement& b) { return a.offset > b.offset; });
+  std::vector<uint8_t> out(file.begin(), file.begin() + buffer_section);
+  for (const Replacement& rep : reps) {
+    out.erase(out.begin() + rep.offset, out.begin() + rep.offset + rep.old_size);
+    out.insert(out.begin() + rep.offset, rep.section.begin(), rep.section.end());
+  }
+  auto moved = [&](uint64_t off) {
+    int64_t d = 0;
+    for (const Replacement& rep : reps) {
+      if (off > rep.offset) d += static_cast<int64_t>(rep.section.size()) - static_cast<int64_t>(rep.old_size);
+    }
+    return off + d;
+  };
+  if (!reps.empty()) {
+    PutLe(&out, first_opts_ptr, moved(first_opts), 8);
+    for (const Reloc& rel : relocs) PutLe(&out, moved(rel.pos), moved(rel.value), 8);
+  }
+  uint64_t new_section = out.size();
+
+  // The flyrecord section: its header, padding to a page boundary, then per CPU the chunks.
+  out.insert(out.end(), file.begin() + buffer_section, file.begin() + buffer_section + kSectionHeaderSize);
+  while (out.size() % page_size) out.push_back(0);
+  std::FILE* f = std::fopen(out_path.c_str(), "wb");
+  if (!f) Die("cannot create " + out_path);
+  std::fwrite(out.data(), 1, out.size(), f);
+  uint64_t pos = out.size();
+  std::vector<uint8_t> tail(file.begin() + tail_off, file.end());
+  std::vector<uint8_t> chunk(kPagesPerChunk * page_size), packed(ZSTD_compressBound(chunk.size()));
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  for (CpuData& c : cpus) {
+    uint64_t pages = c.pages.size() / page_size;
+    uint64_t total = pages * opt.repeat;
+    uint32_t chunks = static_cast<uint32_t>((total + kPagesPerChunk - 1) / kPagesPerChunk);
+    uint64_t start = pos;
+    std::vector<uint8_t> hdr;
+    AppendLe(&hdr, chunks, 4);
+    std::fwrite(hdr.data(), 1, 4, f);
+    pos += 4;
+    uint64_t filled = 0;
+    for (uint64_t i = 0; i < total; ++i) {
+      uint64_t rep = i / pages;
+      uint8_t* page = chunk.data() + filled * page_size;
+      std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
+      if (rep) ShiftPage(page, page_size, layout, rep * shift);
+      if (++filled == kPagesPerChunk || i + 1 == total) {
+        size_t csize = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), chunk.data(),
+                                         filled * page_size, 1);
+        if (ZSTD_isError(csize)) Die("zstd failed");
+        hdr.clear();
+        AppendLe(&hdr, csize, 4);
+        AppendLe(&hdr, filled * page_size, 4);
+        std::fwrite(hdr.data(), 1, 8, f);
+        std::fwrite(packed.data(), 1, csize, f);
+        pos += 8 + csize;
+        filled = 0;
+      }
+    }
+    // trace-cmd 3.1 stores the data size without the leading chunk count.
+    PutLe(&tail, c.field_pos, start, 8);
+    PutLe(&tail, c.field_pos + 8, pos - start - 4, 8);
+  }
+  ZSTD_freeCCtx(cctx);
+  // Flyrecord section size, the BUFFER's section offset, and DONE → the moved trailing options.
+  uint64_t section_size = pos - (new_section + kSectionHeaderSize);
+  std::fseek(f, static_cast<long>(new_section + 8), SEEK_SET);
+  std::vector<uint8_t> sz;
+  AppendLe(&sz, section_size, 8);
+  std::fwrite(sz.data(), 1, 8, f);
+  std::vector<uint8_t> done;
+  AppendLe(&done, pos, 8);
+  std::fseek(f, static_cast<long>(moved(done_pos)), SEEK_SET);
+  std::fwrite(done.data(), 1, 8, f);
+  std::fseek(f, static_cast<long>(pos), SEEK_SET);
+  // The BUFFER option's first field: the flyrecord section offset.
+  for (size_t i = kSectionHeaderSize; i + 6 <= tail.size();) {
+    uint16_t id = static_cast<uint16_t>(LoadLe(tail.data() + i, 2));
+    uint32_t size = static_cast<uint32_t>(LoadLe(tail.data() + i + 2, 4));
+    if (id == kOptBuffer) PutLe(&tail, i + 6, new_section, 8);
+    if (id == kOptDone) break;
+    i += 6 + size;
+  }
+  std::fwrite(tail.data(), 1, tail.size(), f);
+  if (std::fclose(f) != 0) Die("write failed");
+  return 0;
+}
+
+}  // namespace
+}  // namespace exitscope
+
+int main(int argc, char** argv) {
+  exitscope::Options opt;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--repeat" && i + 1 < argc) opt.repeat = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--max-pages" && i + 1 < argc) opt.max_pages = std::stoull(argv[++i]);
+    else if (a == "--kallsyms-lines" && i + 1 < argc) opt.kallsyms_lines = std::stol(argv[++i]);
+    else if (a == "--keep-events" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t p = 0; p <= list.size();) {
+        size_t c = std::min(list.find(',', p), list.size());
+        opt.keep_events.push_back(list.substr(p, c - p));
+        p = c + 1;
+      }
+    } else files.push_back(a);
+  }
+  if (files.size() != 2 || opt.repeat == 0) {
+    std::fprintf(stderr,
+                 "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] [--keep-events a,b] IN.dat OUT.dat\n"
+                 "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd)\n");
+    return 64;
+  }
+  return exitscope::Run(files[0], files[1], opt);
+}

@@ -1,0 +1,131 @@
+// The fuzz targets' bodies, shared by the libFuzzer binaries (fuzz/*_fuzzer.cc) and the regression
+// replay test (tests/fuzz_regress_test.cc), so a crash input found once is checked in every build.
+#include "fuzz_targets.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "analysis/report_pipeline.h"
+#include "decode/event_format.h"
+#include "decode/field_text.h"
+#include "decode/kvm_decoder.h"
+#include "decode/tracing_data.h"
+#include "report/text_reporter.h"
+#include "sources/perfdata_source.h"
+#include "sources/ring_buffer_page.h"
+#include "sources/text_reader.h"
+#include "sources/tracedat_reader.h"
+
+namespace exitscope {
+
+// a whole trace.dat (v6/v7, any codec) from memory through the reader, the
+// per-CPU merge, the kvm decoder, the exit pairer/aggregator and the text reporter — what
+// `exitscope report` does to a file (JSON rendering is left out: it reads nothing from the input
+// that the text reporter does not, and took a quarter of each run). Seeds: fuzz/corpus/tracedat.
+int FuzzTraceDat(const uint8_t* data, size_t size) {
+  auto raw = OpenTraceDatBuffer({data, size}, "fuzz.dat");
+  if (!raw.ok()) return 0;
+  auto source = MakeDecodingSource(std::move(raw.value()));
+  ReportOptions options;
+  Report report = BuildReport(*source, options);
+  RenderTextReport(report);
+  return 0;
+}
+
+// the ring-buffer page walker on arbitrary page bytes. The first input byte picks
+// the page size (1..16 KiB steps) so commits past the page and records past the commit both occur;
+// every record handed out must lie inside the page (checked: a violation aborts).
+int FuzzRingBufferPage(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  size_t page_size = std::min<size_t>(size - 1, static_cast<size_t>(data[0] + 1) * 64);
+  std::span<const uint8_t> page(data + 1, page_size);
+  static const PageLayout layout = PageLayout::FromHeaderPage(
+      "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+      "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+      "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+      "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n");
+  RingBufferStats stats;
+  PageWalker walker;
+  uint64_t missed = 0;
+  if (!walker.Begin(page, layout, &stats, &missed)) return 0;
+  PageRecord rec;
+  while (walker.Next(&rec)) {
+    if (rec.payload.data() < page.data() || rec.payload.data() + rec.payload.size() > page.data() + page.size()) {
+      std::abort();
+    }
+  }
+  return 0;
+}
+
+// the tracefs `format` text parser, then every parsed field read from a payload
+// made of the same bytes, as numbers and as `dump` renders them (fields past the payload must read
+// as 0 / nothing, never out of bounds).
+int FuzzEventFormat(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto format = ParseEventFormat(text, "kvm");
+  if (!format.ok()) return 0;
+  std::span<const uint8_t> payload(data, size);
+  for (const auto* list : {&format->common_fields, &format->fields}) {
+    for (const FieldFormat& f : *list) {
+      ReadUnsigned(&f, payload);
+      ReadSigned(&f, payload);
+    }
+  }
+  std::string line;
+  AppendFieldsText(*format, payload, &line);
+  nlohmann::json json;
+  AppendFieldsJson(*format, payload, &json);
+  FormatRegistry registry;
+  registry.Add(std::move(format.value()));
+  return 0;
+}
+
+// the tracing-data block (trace.dat v6 header, perf.data HEADER_TRACING_DATA):
+// header_page/header_event, ftrace and event formats, kallsyms, printk formats, saved cmdlines.
+int FuzzTracingData(const uint8_t* data, size_t size) {
+  FormatRegistry formats;
+  TraceMeta meta;
+  Diagnostics diagnostics;
+  TracingDataInfo info;
+  (void)ParseTracingData({data, size}, &formats, &meta, &diagnostics, &info);
+  return 0;
+}
+
+// A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
+// features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
+int FuzzPerfData(const uint8_t* data, size_t size) {
+  auto raw = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
+  if (!raw.ok()) return 0;
+  auto source = MakeDecodingSource(std::move(raw.value()));
+  ReportOptions options;
+  Report report = BuildReport(*source, options);
+  RenderTextReport(report);
+  return 0;
+}
+
+// Trace text (trace-cmd report / perf script / tracefs trace dialects, plain or gzip) from memory
+// through the line parsers and the report pipeline.
+int FuzzText(const uint8_t* data, size_t size) {
+  auto source = OpenTextSourceBuffer({data, size}, "fuzz.txt");
+  if (!source.ok()) return 0;
+  ReportOptions options;
+  Report report = BuildReport(**source, options);
+  RenderTextReport(report);
+  return 0;
+}
+
+const std::vector<FuzzTarget>& FuzzTargets() {
+  static const std::vector<FuzzTarget> targets = {
+      {"tracedat", FuzzTraceDat},
+      {"ring_buffer_page", FuzzRingBufferPage},
+      {"event_format", FuzzEventFormat},
+      {"tracing_data", FuzzTracingData},
+      {"perfdata", FuzzPerfData},
+      {"text", FuzzText},
+  };
+  return targets;
+}
+
+}  // namespace exitscope
