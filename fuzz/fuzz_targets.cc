@@ -24,14 +24,18 @@ namespace exitscope {
 // per-CPU merge, the kvm decoder, the exit pairer/aggregator and the text reporter — what
 // `exitscope report` does to a file (JSON rendering is left out: it reads nothing from the input
 // that the text reporter does not, and took a quarter of each run). Seeds: fuzz/corpus/tracedat.
-int FuzzTraceDat(const uint8_t* data, size_t size) {
-  auto raw = OpenTraceDatBuffer({data, size}, "fuzz.dat");
+// What `exitscope report` does with an opened binary source: decode, pair, aggregate, render.
+int ReportRawSource(Result<std::unique_ptr<RawEventSource>> raw) {
   if (!raw.ok()) return 0;
   auto source = MakeDecodingSource(std::move(raw.value()));
   ReportOptions options;
   Report report = BuildReport(*source, options);
   RenderTextReport(report);
   return 0;
+}
+
+int FuzzTraceDat(const uint8_t* data, size_t size) {
+  return ReportRawSource(OpenTraceDatBuffer({data, size}, "fuzz.dat"));
 }
 
 // the ring-buffer page walker on arbitrary page bytes. The first input byte picks
@@ -96,13 +100,7 @@ int FuzzTracingData(const uint8_t* data, size_t size) {
 // A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
 // features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
 int FuzzPerfData(const uint8_t* data, size_t size) {
-  auto raw = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
-  if (!raw.ok()) return 0;
-  auto source = MakeDecodingSource(std::move(raw.value()));
-  ReportOptions options;
-  Report report = BuildReport(*source, options);
-  RenderTextReport(report);
-  return 0;
+  return ReportRawSource(OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"));
 }
 
 // Trace text (trace-cmd report / perf script / tracefs trace dialects, plain or gzip) from memory
