@@ -47,6 +47,7 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
 void ChunkPrefetcher::Start() {
   if (started_ || streams_.empty()) return;
   started_ = true;
+  ahead_bytes_ = kAheadBytes / streams_.size();
   worker_ = std::thread([this] { Work(); });
 }
 
@@ -55,23 +56,29 @@ void ChunkPrefetcher::Work() {
   while (true) {
     // The stream with the fewest chunks waiting: the one the merger will starve on first.
     Stream* pick = nullptr;
-    cv_.wait(lock, [&] {
-      if (stop_) return true;
-      for (Stream& s : streams_) {
-        if (s.chunks_left && s.ready.size() < kDepth && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
-      }
-      return pick != nullptr;
-    });
+    for (Stream& s : streams_) {
+      if (s.chunks_left && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
+    }
     if (stop_) return;
+    if (!pick) {
+      worker_waiting_ = true;
+      cv_.wait(lock);
+      worker_waiting_ = false;
+      continue;
+    }
     Chunk chunk;
     if (!free_.empty()) { chunk.bytes = std::move(free_.back()); free_.pop_back(); }
     lock.unlock();
     // Only this thread touches a stream's cursor once started; the consumer reads `ready` only.
     bool more = Produce(*pick, &chunk);
     lock.lock();
-    if (more) pick->ready.push_back(std::move(chunk));
+    if (more) {
+      pick->ready_bytes += chunk.bytes.size();
+      pick->ready.push_back(std::move(chunk));
+      if (pick->ready.size() >= kMinDepth && pick->ready_bytes >= ahead_bytes_) pick->full = true;
+    }
     if (!more || pick->chunks_left == 0) pick->done = true;
-    cv_.notify_all();
+    if (consumer_waiting_) cv_.notify_all();
   }
 }
 
@@ -84,13 +91,21 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, bool* truncated) {
   }
   std::unique_lock<std::mutex> lock(mu_);
   if (!out->bytes.empty() || out->bytes.capacity()) free_.push_back(std::move(out->bytes));
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return !s.ready.empty() || s.done; });
+  while (s.ready.empty() && !s.done) {
+    if (worker_waiting_) cv_.notify_all();
+    consumer_waiting_ = true;
+    cv_.wait(lock);
+    consumer_waiting_ = false;
+  }
   *truncated = s.truncated;
   if (s.ready.empty()) return false;
   *out = std::move(s.ready.front());
   s.ready.pop_front();
-  cv_.notify_all();
+  s.ready_bytes -= out->bytes.size();
+  if (s.full && (s.ready.size() < kMinDepth / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
+    s.full = false;
+    if (worker_waiting_) cv_.notify_all();
+  }
   return true;
 }
 
