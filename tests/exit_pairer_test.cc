@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -20,14 +22,7 @@ struct Collect : ExitSampleSink {
 };
 
 KvmEvent Ev(EventKind kind, uint64_t ts, int cpu, int tid, uint32_t reason = 0) {
-  KvmEvent e;
-  e.kind = kind;
-  e.ts_ns = ts;
-  e.cpu = cpu;
-  e.tid = tid;
-  e.reason = reason;
-  e.isa = Isa::kSvm;
-  return e;
+  return testing::MakeKvmEvent(kind, ts, cpu, tid, reason, Isa::kSvm);
 }
 
 TEST(ExitPairerTest, PairsExitWithNextEntryOfSameThreadAndKeepsDetails) {

@@ -2,6 +2,8 @@
 // run (its kernel-text rendering) against `perf kvm stat report` of the same run.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -23,14 +25,7 @@ using testing::VectorSource;
 const std::string kDual = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/dual-5000";
 
 KvmEvent Ev(EventKind kind, uint64_t ts, int cpu, int tid, uint32_t reason = 0) {
-  KvmEvent e;
-  e.kind = kind;
-  e.ts_ns = ts;
-  e.cpu = cpu;
-  e.tid = tid;
-  e.reason = reason;
-  e.isa = Isa::kVmx;
-  return e;
+  return testing::MakeKvmEvent(kind, ts, cpu, tid, reason, Isa::kVmx);
 }
 
 std::vector<KvmEvent> SmallVmxTrace() {

@@ -1,5 +1,6 @@
 // Helpers the tests share: run a shell command and read its stdout (peers such as trace-cmd and
-// gzip, or our own binary), and read a whole file. Header-only; tests/ is not a library.
+// gzip, or our own binary), read a whole file, build a synthetic KvmEvent. Header-only; tests/ is
+// not a library.
 #pragma once
 
 #include <sys/wait.h>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "model/kvm_event.h"
 
 namespace exitscope::testing {
 
@@ -38,6 +41,18 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A synthetic exit/entry/detail event for pairer and report tests.
+inline KvmEvent MakeKvmEvent(EventKind kind, uint64_t ts_ns, int cpu, int tid, uint32_t reason, Isa isa) {
+  KvmEvent e;
+  e.kind = kind;
+  e.ts_ns = ts_ns;
+  e.cpu = cpu;
+  e.tid = tid;
+  e.reason = reason;
+  e.isa = isa;
+  return e;
 }
 
 }  // namespace exitscope::testing
