@@ -78,7 +78,7 @@ TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters*
     prefetch_stream_ = prefetcher_->AddStream(region_);
   } else {
     pages_ = region_;
-    windowed_ = window_.lo_ns != 0 || window_.hi_ns != UINT64_MAX || window_.first_page != 0;
+    windowed_ = window_.active;
     page_pos_ = std::min<uint64_t>(window_.first_page * shared->page_size, pages_.size());
     next_page_ = window_.first_page;
     consumed_ = released_ = page_pos_;
@@ -107,6 +107,7 @@ bool TraceDatCpuStream::Advance() {
         page_lost_.cpu = -1;
         in_page_ = false;   // the page ends in a later window, which counts it
         pages_ = {};        // and this stream is done for good
+        stopped_at_hi_ = true;
         return false;
       }
     }

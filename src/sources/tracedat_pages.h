@@ -63,6 +63,7 @@ struct PageCounters {
 // hi_ns ends the stream. A page's stats count in the window that holds its last record, a loss
 // marker goes with the record the sequential reader attaches it to: each lands in exactly one slice.
 struct TimeWindow {
+  bool active = false;  // false: the whole stream, as the sequential reader reads it
   uint64_t lo_ns = 0;
   uint64_t hi_ns = UINT64_MAX;
   uint64_t first_page = 0;
@@ -77,8 +78,10 @@ class TraceDatCpuStream : public CpuRecordStream {
 
   int32_t cpu() const { return cpu_; }
   uint64_t first_ts_ns = ~0ull;  // first record handed out
-  // Windows: pages this stream walked (from first_page) and whether time went back within them.
+  // Windows: the last page walked (from first_page), whether the stream stopped at hi_ns (rather
+  // than running out of pages) and whether time went back in what it walked.
   uint64_t last_page_walked() const { return next_page_ == 0 ? 0 : next_page_ - 1; }
+  bool stopped_at_hi() const { return stopped_at_hi_; }
   bool went_back() const { return went_back_; }
 
  private:
@@ -108,6 +111,7 @@ class TraceDatCpuStream : public CpuRecordStream {
   uint64_t last_page_ts_ = 0;
   uint64_t last_ts_ns_ = 0;       // windows: the last record walked, for the time check
   bool went_back_ = false;
+  bool stopped_at_hi_ = false;
   LostEvents page_lost_;          // loss marker of the current page, not yet handed out
 };
 
