@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Side by side on the same real run scaled up: `exitscope report` vs `trace-cmd report > /dev/null`
 # (same trace.dat) vs `perf kvm stat report --event=vmexit` (the perf.data recorded at the same time).
+# exitscope runs on the trace.dat as trace-cmd 3.x writes it by default (v7, zstd) and on the same
+# trace uncompressed (`trace-cmd convert --file-version 6`, what trace-cmd 2.x and `record
+# --file-version 6` write), with its default threads (one per core) and with -j 1.
 # The real run is ../shared/traces/nested-svm-6.1/dual-5000 (375,873 events in each file); it is
 # repeated REPEAT times (default 27 → 10.1 M events) with shifted timestamps by bench/tracedat_scale
 # and bench/perfdata_scale.py. Prints wall/CPU time, events/s, peak RSS (GNU time) and the ratios,
@@ -30,6 +33,8 @@ DAT=$(scaled "$REPEAT")
 PERF=$DIR/dual-5000-x$REPEAT.perf.data
 [ -s "$PERF" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$PERF" "$REPEAT"
 EVENTS=$((EVENTS_PER_RUN * REPEAT))
+RAW=$DIR/dual-5000-x$REPEAT-v6.dat
+[ -s "$RAW" ] || trace-cmd convert -i "$DAT" -o "$RAW" --file-version 6 >/dev/null 2>&1
 
 # best_of N CMD… → "wall cpu rss_kb" of the fastest of N runs (output discarded).
 best_of() {
@@ -44,27 +49,36 @@ best_of() {
 }
 
 read -r es_wall es_cpu es_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$DAT")
+read -r raw_wall raw_cpu raw_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$RAW")
+read -r raw1_wall raw1_cpu raw1_rss < <(best_of "$RUNS" "$BUILD/exitscope" report -j 1 "$RAW")
 read -r pk_wall pk_cpu pk_rss < <(best_of "$RUNS" perf kvm -i "$PERF" stat report --event=vmexit)
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
-echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -h "$DAT" | cut -f1) trace.dat, $(du -h "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
-printf '%-34s %9s %9s %12s %10s %9s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "x slower"
+echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -h "$DAT" | cut -f1) trace.dat zstd, $(du -h "$RAW" | cut -f1) uncompressed, $(du -h "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-40s %8s %8s %10s %9s %10s %10s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "vs perf" "vs tc"
 row() {
-  awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v base="$es_wall" -v ev="$EVENTS" 'BEGIN{
-    printf "%-34s %9.2f %9.2f %11.1fM %8.0fMB %8.1fx\n", n, w, c, ev / w / 1e6, r / 1024, w / base }'
+  awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v pk="$pk_wall" -v tc="$tc_wall" -v ev="$EVENTS" 'BEGIN{
+    printf "%-40s %8.2f %8.2f %9.1fM %7.0fMB %9.1fx %9.1fx\n", n, w, c, ev / w / 1e6, r / 1024, pk / w, tc / w }'
 }
-row "exitscope report" "$es_wall" "$es_cpu" "$es_rss"
+row "exitscope report (zstd)" "$es_wall" "$es_cpu" "$es_rss"
+row "exitscope report (uncompressed)" "$raw_wall" "$raw_cpu" "$raw_rss"
+row "exitscope report -j 1 (uncompressed)" "$raw1_wall" "$raw1_cpu" "$raw1_rss"
 row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
-row "trace-cmd report > /dev/null" "$tc_wall" "$tc_cpu" "$tc_rss"
+row "trace-cmd report > /dev/null (zstd)" "$tc_wall" "$tc_cpu" "$tc_rss"
+echo "(vs perf / vs tc: how many times faster than perf kvm stat report / trace-cmd report, in wall time)"
 
 # Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
 es_exits=$("$BUILD/exitscope" report "$DAT" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
+raw_exits=$("$BUILD/exitscope" report "$RAW" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 pk_exits=$(perf kvm -i "$PERF" stat report --event=vmexit 2>&1 | awk -F'[:,]' '/Total Samples/{print $2}')
-echo "timed exits: exitscope $es_exits, perf kvm stat $pk_exits"
+echo "timed exits: exitscope $es_exits (zstd), $raw_exits (uncompressed), perf kvm stat $pk_exits"
 
-echo "exitscope peak RSS as the trace grows:"
+echo "exitscope peak RSS as the trace grows (zstd; uncompressed, default threads):"
 for r in 1 $((REPEAT / 3)) "$REPEAT"; do
-  read -r w c rss < <(best_of 1 "$BUILD/exitscope" report "$(scaled "$r")")
-  awk -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v rss="$rss" -v w="$w" 'BEGIN{
-    printf "  x%-3d %10d events  %6.0f MB  %6.2f s\n", r, e, rss / 1024, w }'
+  f=$(scaled "$r") raw=$DIR/dual-5000-x$r-v6.dat
+  [ -s "$raw" ] || trace-cmd convert -i "$f" -o "$raw" --file-version 6 >/dev/null 2>&1
+  read -r w c rss < <(best_of 1 "$BUILD/exitscope" report "$f")
+  read -r rw rc rrss < <(best_of 1 "$BUILD/exitscope" report "$raw")
+  awk -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v rss="$rss" -v w="$w" -v rrss="$rrss" -v rw="$rw" 'BEGIN{
+    printf "  x%-3d %10d events  %6.0f MB %6.2f s;  %6.0f MB %6.2f s\n", r, e, rss / 1024, w, rrss / 1024, rw }'
 done

@@ -17,7 +17,6 @@ namespace {
 constexpr uint32_t kMsrTscDeadline = 0x6e0;        // MSR_IA32_TSC_DEADLINE
 constexpr uint32_t kMsrX2apicIcr = 0x830;          // APIC_BASE_MSR (0x800) + (APIC_ICR 0x300 >> 4)
 constexpr uint32_t kMsrX2apicTmict = 0x838;        // 0x800 + (APIC_TMICT 0x380 >> 4)
-constexpr uint32_t kMsrX2apicFirst = 0x800, kMsrX2apicLast = 0x8ff;
 // arch/x86/include/asm/apicdef.h register offsets (VMX APIC_WRITE exit qualification, kvm_apic reg)
 constexpr uint32_t kApicIcr = 0x300;
 constexpr uint32_t kApicTmict = 0x380;

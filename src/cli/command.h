@@ -21,6 +21,10 @@ std::span<const Command> Commands();
 // Prints "error: <message>" and "hint: <hint>" (with the stable tag) on stderr; returns error.code.
 int PrintError(const Error& error);
 
+// --threads: 0 means one decoding thread per core, at most 8 (more stop paying off past memory
+// bandwidth); any other value as given.
+unsigned DecodeThreads(unsigned requested);
+
 // Help paragraphs the subcommands share, so they teach the same words.
 inline constexpr const char* kHelpInputs =
     "Inputs (detected by content): trace.dat from `trace-cmd record` (v6/v7, uncompressed, zlib or\n"

@@ -2,6 +2,9 @@
 
 #include "cli/command.h"
 
+#include <algorithm>
+#include <thread>
+
 namespace exitscope {
 
 std::span<const Command> Commands() {
@@ -16,6 +19,11 @@ std::span<const Command> Commands() {
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
   };
   return kCommands;
+}
+
+unsigned DecodeThreads(unsigned requested) {
+  if (requested) return requested;
+  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 }
 
 int PrintError(const Error& error) {

@@ -11,6 +11,7 @@
 #include "decode/exit_reasons.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
+#include "sources/tracedat_slices.h"
 
 namespace exitscope {
 namespace {
@@ -84,6 +85,9 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("--top", options.top, "show only the N reasons with most exits per group");
   app.add_flag("--json", json, "one JSON object (schema_version 2) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
+  unsigned threads = 0;
+  app.add_option("-j,--threads", threads,
+                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
   app.add_option("--input-format,--format", input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")
       ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
@@ -116,13 +120,19 @@ int RunReportCommand(int argc, char** argv) {
   if (by == "rip" || !rip_args.folded.empty()) {
     return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip"}, rip_args);
   }
-  auto source = OpenKvmEventSource(path, fmt);
+  auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads));
   if (!source.ok()) return PrintError(source.error());
 
   bool tty = isatty(fileno(stderr));
   ProgressFn progress;
   if (tty) progress = PrintProgress;
   Report report = BuildReport(**source, options, progress);
+  if (ReadsAgainSequentially((*source)->diagnostics())) {
+    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
+    source = OpenKvmEventSource(path, fmt, 1);
+    if (!source.ok()) return PrintError(source.error());
+    report = BuildReport(**source, options, progress);
+  }
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
 
   std::string out = json ? RenderJsonReport(report)

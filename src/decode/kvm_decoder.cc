@@ -3,7 +3,9 @@
 // type-id table lookup plus a few bounded loads — no strings, no allocation.
 #include "decode/kvm_decoder.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,8 @@ namespace exitscope {
 namespace {
 
 enum class Target : uint8_t { kWrite, kVcpu, kReason, kSize, kRip, kInfo1, kInfo2, kIntrInfo,
-                              kErrorCode, kCount, kAux, kIsa, kMmioType };
+                              kErrorCode, kCount, kAux, kIsa, kMmioType, kTargets };
+constexpr size_t kTargetCount = static_cast<size_t>(Target::kTargets);
 
 struct FieldSpec {
   const char* name;
@@ -90,13 +93,23 @@ struct Slot {
   uint32_t offset = 0;
   uint32_t size = 0;  // 0 = field absent
   Target target = Target::kAux;
+  uint64_t mask = 0;  // the low `size` bytes of an 8-byte load
 };
 
 struct BoundKind {
   EventKind kind = EventKind::kOther;
   uint8_t slot_count = 0;
+  bool has_vcpu = false, has_isa = false, has_mmio_type = false;
+  // Payloads at least this long take the fast path: every slot an 8-byte load, masked, no checks.
+  uint32_t fast_min_size = 0;
   std::array<Slot, kMaxSlots> slots;
 };
+
+inline uint64_t Load8(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
 
 }  // namespace
 
@@ -126,7 +139,12 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
         }
         continue;
       }
-      bound.slots[bound.slot_count++] = Slot{f->offset, f->size, fs.target};
+      uint64_t mask = f->size == 8 ? ~0ull : (1ull << (8 * f->size)) - 1;
+      bound.slots[bound.slot_count++] = Slot{f->offset, f->size, fs.target, mask};
+      bound.fast_min_size = std::max(bound.fast_min_size, f->offset + 8);
+      bound.has_vcpu |= fs.target == Target::kVcpu;
+      bound.has_isa |= fs.target == Target::kIsa;
+      bound.has_mmio_type |= fs.target == Target::kMmioType;
     }
     if (const FieldFormat* pid = fmt->Field("common_pid")) {
       b_->pid_offset = pid->offset;
@@ -147,40 +165,44 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
   const BoundKind& k = b_->kinds[idx];
   const uint8_t* p = raw.payload.data();
   const size_t n = raw.payload.size();
-  *out = KvmEvent{};
+  // Each bound field lands in v[target]; one table store per field instead of a switch, which
+  // mispredicted on every change of event kind.
+  uint64_t v[kTargetCount] = {};
+  if (n >= k.fast_min_size) {
+    for (uint8_t i = 0; i < k.slot_count; ++i) {
+      const Slot& s = k.slots[i];
+      v[static_cast<size_t>(s.target)] = Load8(p + s.offset) & s.mask;
+    }
+  } else {
+    for (uint8_t i = 0; i < k.slot_count; ++i) {
+      const Slot& s = k.slots[i];
+      v[static_cast<size_t>(s.target)] = s.offset + s.size <= n ? LoadLe(p + s.offset, s.size) : 0;
+    }
+  }
+  auto at = [&](Target t) { return v[static_cast<size_t>(t)]; };
   out->ts_ns = raw.ts_ns;
   out->cpu = raw.cpu;
-  out->kind = k.kind;
-  out->isa = b_->isa_hint;
   out->tid = raw.tid;
   if (out->tid < 0 && b_->pid_offset + b_->pid_size <= n) {
     out->tid = static_cast<int32_t>(LoadLe(p + b_->pid_offset, b_->pid_size));
   }
-  for (uint8_t i = 0; i < k.slot_count; ++i) {
-    const Slot& s = k.slots[i];
-    uint64_t v = s.offset + s.size <= n ? LoadLe(p + s.offset, s.size) : 0;
-    switch (s.target) {
-      case Target::kWrite: out->write = v != 0; break;
-      case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
-      case Target::kReason: out->reason = static_cast<uint32_t>(v); break;
-      case Target::kSize: out->size = static_cast<uint32_t>(v); break;
-      case Target::kRip: out->rip = v; break;
-      case Target::kInfo1: out->info1 = v; break;
-      case Target::kInfo2: out->info2 = v; break;
-      case Target::kIntrInfo: out->intr_info = static_cast<uint32_t>(v); break;
-      case Target::kErrorCode: out->error_code = static_cast<uint32_t>(v); break;
-      case Target::kCount: out->count = static_cast<uint32_t>(v); break;
-      case Target::kAux: out->aux = static_cast<uint32_t>(v); break;
-      case Target::kIsa:
-        if (v == kKvmIsaVmx) out->isa = Isa::kVmx;
-        else if (v == kKvmIsaSvm) out->isa = Isa::kSvm;
-        break;
-      case Target::kMmioType:
-        out->aux = static_cast<uint32_t>(v);
-        out->write = v == kMmioWrite;
-        break;
-    }
+  out->kind = k.kind;
+  out->isa = b_->isa_hint;
+  if (k.has_isa) {
+    if (at(Target::kIsa) == kKvmIsaVmx) out->isa = Isa::kVmx;
+    else if (at(Target::kIsa) == kKvmIsaSvm) out->isa = Isa::kSvm;
   }
+  out->write = k.has_mmio_type ? at(Target::kMmioType) == kMmioWrite : at(Target::kWrite) != 0;
+  out->vcpu_id = k.has_vcpu ? static_cast<int32_t>(at(Target::kVcpu)) : -1;
+  out->reason = static_cast<uint32_t>(at(Target::kReason));
+  out->size = static_cast<uint32_t>(at(Target::kSize));
+  out->rip = at(Target::kRip);
+  out->info1 = at(Target::kInfo1);
+  out->info2 = at(Target::kInfo2);
+  out->intr_info = static_cast<uint32_t>(at(Target::kIntrInfo));
+  out->error_code = static_cast<uint32_t>(at(Target::kErrorCode));
+  out->count = static_cast<uint32_t>(at(Target::kCount));
+  out->aux = static_cast<uint32_t>(k.has_mmio_type ? at(Target::kMmioType) : at(Target::kAux));
   return true;
 }
 

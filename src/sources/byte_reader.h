@@ -54,7 +54,11 @@ class ByteReader {
   }
   // A NUL-terminated string; the terminator is consumed, not returned.
   std::string_view CString() {
-    if (!ok_) return {};
+    // Nothing left (also an empty span, whose data() may be null: memchr must not see that).
+    if (!ok_ || pos_ >= bytes_.size()) {
+      ok_ = false;
+      return {};
+    }
     const void* end = std::memchr(bytes_.data() + pos_, 0, bytes_.size() - pos_);
     if (!end) { ok_ = false; return {}; }
     size_t n = static_cast<const uint8_t*>(end) - (bytes_.data() + pos_);

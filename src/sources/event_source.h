@@ -37,8 +37,10 @@ class KvmEventSource {
 enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
 
 // Opens `path`, detecting the format from its content unless `format` says otherwise
-// (sources/input_detector.cc).
+// (sources/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
+// (sources/tracedat_slices.h; check ReadsAgainSequentially on its diagnostics after reading).
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
-                                                           InputFormat format = InputFormat::kAuto);
+                                                           InputFormat format = InputFormat::kAuto,
+                                                           unsigned threads = 1);
 
 }  // namespace exitscope

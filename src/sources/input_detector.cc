@@ -11,6 +11,7 @@
 #include "sources/text_line_reader.h"
 #include "sources/text_reader.h"
 #include "sources/tracedat_reader.h"
+#include "sources/tracedat_slices.h"
 
 namespace exitscope {
 namespace {
@@ -71,7 +72,8 @@ Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& pa
   return Unsupported(path, "an unknown format");
 }
 
-Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format) {
+Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format,
+                                                           unsigned threads) {
   if (format == InputFormat::kAuto) {
     auto detected = DetectInputFormat(path);
     if (!detected.ok()) return detected.error();
@@ -79,6 +81,7 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& pa
   }
   // Text is already typed events: no raw records to decode.
   if (format == InputFormat::kText) return OpenTextSource(path);
+  if (format == InputFormat::kTraceDat && threads > 1) return OpenTraceDatSliced(path, threads);
   auto raw = OpenRawEventSource(path, format);
   if (!raw.ok()) return raw.error();
   return MakeDecodingSource(std::move(raw.value()));

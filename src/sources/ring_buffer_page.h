@@ -47,6 +47,14 @@ struct RingBufferStats {
   uint64_t missed_unknown = 0;    // pages flagged "events missed" without a count
   uint64_t ts_backwards = 0;      // a page starting before the previous page's last event
   void Report(Diagnostics* d, std::string_view prefix) const;
+  void Add(const RingBufferStats& o) {
+    pages += o.pages;
+    truncated_pages += o.truncated_pages;
+    bad_lengths += o.bad_lengths;
+    missed_events += o.missed_events;
+    missed_unknown += o.missed_unknown;
+    ts_backwards += o.ts_backwards;
+  }
 };
 
 struct PageRecord {

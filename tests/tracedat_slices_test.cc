@@ -1,0 +1,249 @@
+// The sliced (parallel) trace.dat reader against the sequential one on the real traces, made
+// uncompressed by Debian's `trace-cmd convert`: every event, loss marker, diagnostic and per-CPU
+// start must be the same, however small the slices and however many threads. And a trace whose
+// time goes back must be flagged, and `report` must then give the sequential answer.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "sources/event_source.h"
+#include "sources/tracedat_slices.h"
+#include "test_util.h"
+
+namespace exitscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunCommand;
+
+const std::string kShared = EXITSCOPE_SHARED_DIR;
+
+struct Read {
+  std::vector<KvmEvent> events;
+  std::vector<std::pair<size_t, LostEvents>> losses;
+  std::vector<DiagnosticCounter> diagnostics;
+  TraceMeta meta;
+};
+
+Read ReadAll(KvmEventSource& src) {
+  Read r;
+  KvmEvent e;
+  LostEvents l;
+  while (src.Next(&e, &l)) {
+    if (l.cpu >= 0) r.losses.emplace_back(r.events.size(), l);
+    r.events.push_back(e);
+  }
+  r.diagnostics = src.diagnostics().NonZero();
+  r.meta = src.meta();
+  return r;
+}
+
+bool SameEvent(const KvmEvent& a, const KvmEvent& b) {
+  return a.ts_ns == b.ts_ns && a.cpu == b.cpu && a.tid == b.tid && a.kind == b.kind && a.isa == b.isa &&
+         a.write == b.write && a.vcpu_id == b.vcpu_id && a.reason == b.reason && a.size == b.size &&
+         a.rip == b.rip && a.info1 == b.info1 && a.info2 == b.info2 && a.intr_info == b.intr_info &&
+         a.error_code == b.error_code && a.count == b.count && a.aux == b.aux;
+}
+
+void ExpectSame(const Read& seq, const Read& par, const std::string& what) {
+  ASSERT_EQ(seq.events.size(), par.events.size()) << what;
+  for (size_t i = 0; i < seq.events.size(); ++i) {
+    ASSERT_TRUE(SameEvent(seq.events[i], par.events[i])) << what << ": event " << i << " differs";
+  }
+  ASSERT_EQ(seq.losses.size(), par.losses.size()) << what;
+  for (size_t i = 0; i < seq.losses.size(); ++i) {
+    EXPECT_EQ(seq.losses[i].first, par.losses[i].first) << what;
+    EXPECT_EQ(seq.losses[i].second.cpu, par.losses[i].second.cpu) << what;
+    EXPECT_EQ(seq.losses[i].second.count, par.losses[i].second.count) << what;
+  }
+  ASSERT_EQ(seq.diagnostics.size(), par.diagnostics.size()) << what;
+  for (size_t i = 0; i < seq.diagnostics.size(); ++i) {
+    EXPECT_EQ(seq.diagnostics[i].name, par.diagnostics[i].name) << what;
+    EXPECT_EQ(seq.diagnostics[i].count, par.diagnostics[i].count) << what << ": " << seq.diagnostics[i].name;
+  }
+  EXPECT_EQ(seq.meta.cpu_first_ts_ns, par.meta.cpu_first_ts_ns) << what;
+  EXPECT_EQ(seq.meta.buffer_overwritten, par.meta.buffer_overwritten) << what;
+}
+
+class SlicedReaderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("exitscope-slices-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  // The trace as trace-cmd writes it uncompressed (v6, or v7 with --compression none).
+  static std::string Uncompressed(const std::string& in, const std::string& name, int version) {
+    std::string out = (dir_ / (name + ".v" + std::to_string(version) + ".dat")).string();
+    if (fs::exists(out)) return out;
+    std::string cmd = "trace-cmd convert -i '" + in + "' -o '" + out + "' --file-version " +
+                      std::to_string(version) + (version == 7 ? " --compression none" : "") + " >/dev/null 2>&1";
+    auto r = RunCommand(cmd);
+    EXPECT_EQ(r.status, 0) << cmd << " (trace-cmd comes from scripts/install-deps.sh)";
+    return out;
+  }
+
+  static fs::path dir_;
+};
+fs::path SlicedReaderTest::dir_;
+
+struct Case {
+  const char* name;
+  const char* path;  // under ../shared/traces
+};
+// Debian's trace-cmd 3.1.6 cannot convert the zlib-compressed hip24 files, so the VMX traces are
+// not among these; the cut-short case below stands in for host-2vcpu's streams that end early.
+const Case kCases[] = {
+    {"kvmprobe-200", "nested-svm-6.1/kvmprobe-200.trace.dat"},
+    {"dual-5000", "nested-svm-6.1/dual-5000/trace.dat"},
+    {"bench-svm", nullptr},  // samples/bench-svm: our own recording, events on both CPUs
+};
+
+std::string CasePath(const Case& c) {
+  return c.path ? kShared + "/traces/" + c.path : std::string(EXITSCOPE_SAMPLES_DIR) + "/bench-svm/trace.dat";
+}
+
+TEST_F(SlicedReaderTest, SameEventsAsSequentialOnRealTraces) {
+  for (const Case& c : kCases) {
+    for (int version : {6, 7}) {
+      std::string path = Uncompressed(CasePath(c), c.name, version);
+      auto seq_src = OpenKvmEventSource(path, InputFormat::kTraceDat, 1);
+      ASSERT_TRUE(seq_src.ok()) << path;
+      EXPECT_EQ(SliceCount(**seq_src), 0u);
+      Read seq = ReadAll(**seq_src);
+      ASSERT_GT(seq.events.size(), 0u) << path;
+      // One page a slice (the hardest cut: every page boundary is a slice boundary), a few pages,
+      // and a size where slices hold many pages; with two and three workers.
+      for (uint64_t slice_bytes : {uint64_t{4096}, uint64_t{3 * 4096}, uint64_t{256 << 10}}) {
+        for (unsigned threads : {2u, 3u}) {
+          std::string what = std::string(c.name) + " v" + std::to_string(version) + " slices of " +
+                             std::to_string(slice_bytes) + " B, " + std::to_string(threads) + " threads";
+          auto par_src = OpenTraceDatSliced(path, threads, slice_bytes);
+          ASSERT_TRUE(par_src.ok()) << what;
+          if (slice_bytes < 65536) {  // big slices: a small trace may not be worth cutting
+            EXPECT_GT(SliceCount(**par_src), 3u) << what;
+          }
+          Read par = ReadAll(**par_src);
+          EXPECT_FALSE(ReadsAgainSequentially((*par_src)->diagnostics())) << what;
+          ExpectSame(seq, par, what);
+        }
+      }
+    }
+  }
+}
+
+// A file cut short in the middle of its data: streams end early, the last page is partial, and the
+// truncation is counted once, as the sequential reader counts it.
+TEST_F(SlicedReaderTest, SameResultOnAFileCutShort) {
+  std::string path = Uncompressed(CasePath(kCases[2]), "bench-svm", 6);
+  std::string cut = (dir_ / "bench-svm-cut.dat").string();
+  fs::copy_file(path, cut, fs::copy_options::overwrite_existing);
+  fs::resize_file(cut, fs::file_size(path) - 30 * 4096 - 1234);  // inside the last CPU's pages
+  auto seq_src = OpenKvmEventSource(cut, InputFormat::kTraceDat, 1);
+  ASSERT_TRUE(seq_src.ok());
+  Read seq = ReadAll(**seq_src);
+  bool truncated = false;
+  for (const auto& d : seq.diagnostics) truncated |= d.name == "tracedat.truncated_data";
+  EXPECT_TRUE(truncated);
+  for (uint64_t slice_bytes : {uint64_t{4096}, uint64_t{5 * 4096}}) {
+    auto par_src = OpenTraceDatSliced(cut, 2, slice_bytes);
+    ASSERT_TRUE(par_src.ok());
+    EXPECT_GT(SliceCount(**par_src), 3u);
+    ExpectSame(seq, ReadAll(**par_src), "cut short, slices of " + std::to_string(slice_bytes));
+  }
+}
+
+// Damaged data: random bytes of the ring-buffer pages overwritten (record headers, time deltas,
+// page stamps and commits alike). Whatever the damage, the sliced reader either gives exactly the
+// sequential reader's events and diagnostics, or says the cut cannot be trusted.
+TEST_F(SlicedReaderTest, DamagedPagesGiveTheSequentialResultOrAreFlagged) {
+  std::string path = Uncompressed(CasePath(kCases[0]), "kvmprobe-200", 6);
+  const std::string clean = testing::ReadFile(path);
+  ASSERT_GT(clean.size(), 200000u);
+  std::string bad = (dir_ / "kvmprobe-damaged.dat").string();
+  uint64_t state = 0x9e3779b97f4a7c15ull;  // fixed seed: the same damage every run
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int flagged = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::string bytes = clean;
+    // trace-cmd puts the CPU data at the end of a v6 file: damage its last 40%.
+    size_t from = bytes.size() * 3 / 5;
+    for (int i = 0; i < 1 + round % 8; ++i) {
+      size_t at = from + next() % (bytes.size() - from - 8);
+      int width = 1 + static_cast<int>(next() % 8);
+      for (int b = 0; b < width; ++b) bytes[at + b] = static_cast<char>(next());
+    }
+    FILE* f = std::fopen(bad.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    auto seq_src = OpenKvmEventSource(bad, InputFormat::kTraceDat, 1);
+    ASSERT_TRUE(seq_src.ok());
+    Read seq = ReadAll(**seq_src);
+    auto par_src = OpenTraceDatSliced(bad, 2, 2 * 4096);
+    ASSERT_TRUE(par_src.ok());
+    ASSERT_GT(SliceCount(**par_src), 3u);
+    Read par = ReadAll(**par_src);
+    if (ReadsAgainSequentially((*par_src)->diagnostics())) {
+      ++flagged;
+      continue;
+    }
+    ExpectSame(seq, par, "damage round " + std::to_string(round));
+    if (::testing::Test::HasFailure()) break;
+  }
+  // Most damage lands in record bytes that do not move time; some must hit stamps and be flagged.
+  EXPECT_GT(flagged, 0);
+  EXPECT_LT(flagged, 60);
+}
+
+TEST_F(SlicedReaderTest, CompressedTracesAreReadSequentially) {
+  auto src = OpenTraceDatSliced(kShared + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat", 2, 4096);
+  ASSERT_TRUE(src.ok());
+  EXPECT_EQ(SliceCount(**src), 0u);
+}
+
+// Two pages of a CPU swapped: that CPU's time goes back, so a cut by time cannot be trusted. The
+// sliced reader must say so, and `report` must then read it again sequentially.
+TEST_F(SlicedReaderTest, TimeGoingBackIsFlaggedAndReportReadsAgain) {
+  std::string path = Uncompressed(kShared + "/traces/nested-svm-6.1/dual-5000/trace.dat", "dual-5000", 6);
+  std::string bad = (dir_ / "dual-5000-swapped.dat").string();
+  fs::copy_file(path, bad, fs::copy_options::overwrite_existing);
+  // The pages of the busiest CPU: find them through a sequential read of the page table is not
+  // exposed, so swap two pages near the end of the file, where every trace-cmd file keeps data.
+  {
+    std::string bytes = testing::ReadFile(bad);
+    const size_t page = 4096;
+    size_t a = (bytes.size() / page - 40) * page, b = a + 20 * page;
+    ASSERT_LT(b + page, bytes.size());
+    std::string tmp = bytes.substr(a, page);
+    std::memcpy(&bytes[a], &bytes[b], page);
+    std::memcpy(&bytes[b], tmp.data(), page);
+    FILE* f = std::fopen(bad.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  auto src = OpenTraceDatSliced(bad, 2, 16 * 4096);
+  ASSERT_TRUE(src.ok());
+  ASSERT_GT(SliceCount(**src), 3u);
+  ReadAll(**src);
+  EXPECT_TRUE(ReadsAgainSequentially((*src)->diagnostics()));
+
+  std::string bin = EXITSCOPE_BINARY;
+  auto one = RunCommand(bin + " report --json -j 1 '" + bad + "' 2>/dev/null");
+  auto two = RunCommand(bin + " report --json -j 2 '" + bad + "' 2>/dev/null");
+  EXPECT_EQ(one.status, two.status);
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_NE(one.out.find("timestamp_backwards"), std::string::npos) << "the swap should show as time going back";
+}
+
+}  // namespace
+}  // namespace exitscope
