@@ -5,6 +5,8 @@
 #   FUZZ_SECONDS=3600 scripts/fuzz.sh    longer, by hand
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh tracedat_fuzzer   a fixed number of executions, one target
 #                                        (with FUZZ_SECONDS too: whichever comes first)
+# Seeds are small on purpose (a few KB; see fuzz/corpus/README.md): libFuzzer's max_len defaults to
+# the largest seed, and every execution re-parses the whole input.
 # Knobs: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (parallel targets, default 1), JOBS (make).
 # A crash leaves its input in $FUZZ_BUILD_DIR/artifacts/<target>/ and makes the script fail; copy it to
 # tests/data/regress/<target>/ once fixed, where tests/fuzz_regress_test.cc replays it in every build.
@@ -27,6 +29,9 @@ run_one() {
   [ -d "$seeds" ] && cp -n "$seeds"/* "$work"/ 2>/dev/null || true
   local limit=(-max_total_time="$SECONDS_PER")
   [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS" -max_total_time="$SECONDS_PER")
+  # The format's magic strings and keywords (fuzz/dict/), which random mutation rarely spells.
+  local dict=fuzz/dict/${1%_fuzzer}.dict
+  [ -f "$dict" ] && limit+=(-dict="$dict")
   # -rss_limit_mb: a reader must never need more than this for a small input.
   if "$BUILD/$t" "${limit[@]}" -rss_limit_mb=1024 -print_final_stats=1 \
        -artifact_prefix="$art" "$work" >"$BUILD/$t.log" 2>&1; then

@@ -36,9 +36,17 @@ std::string StringValue(std::span<const uint8_t> b) {
   return std::string(reinterpret_cast<const char*>(b.data()), n);
 }
 
+// "0f,a2,…". By table, not one fmt call per byte: an array field can span a whole 4 KiB record, and
+// the format fuzzer spent ~65 % of its time here on such inputs.
 std::string HexBytes(std::span<const uint8_t> b) {
+  static constexpr char kHexDigits[] = "0123456789abcdef";
   std::string s;
-  for (size_t i = 0; i < b.size(); ++i) fmt::format_to(std::back_inserter(s), "{}{:02x}", i ? "," : "", b[i]);
+  s.reserve(b.size() * 3);
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i) s.push_back(',');
+    s.push_back(kHexDigits[b[i] >> 4]);
+    s.push_back(kHexDigits[b[i] & 0xf]);
+  }
   return s;
 }
 

@@ -32,7 +32,8 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
     r->zs_init_ = true;
     r->zs_.next_in = const_cast<Bytef*>(bytes.data());
     r->zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size(), UINT32_MAX));
-    r->buf_.resize(kChunkBytes);
+    r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as inflated
+    r->buf_size_ = kChunkBytes;
   }
   return r;
 }
@@ -45,15 +46,15 @@ bool TextLineReader::FillGzip() {
   if (zs_done_) return false;
   // Keep the partial line at the front, inflate after it.
   size_t keep = buf_end_ - buf_begin_;
-  if (keep == buf_.size()) {
+  if (keep == buf_size_) {
     // A line longer than the chunk: hand out what we have (the caller counts it as garbage).
     return false;
   }
-  std::memmove(buf_.data(), buf_.data() + buf_begin_, keep);
+  std::memmove(buf_.get(), buf_.get() + buf_begin_, keep);
   buf_begin_ = 0;
   buf_end_ = keep;
   auto bytes = input_->bytes();
-  while (buf_end_ < buf_.size()) {
+  while (buf_end_ < buf_size_) {
     if (zs_.avail_in == 0) {
       size_t consumed = zs_.total_in;
       if (consumed >= bytes.size()) {
@@ -64,10 +65,10 @@ bool TextLineReader::FillGzip() {
       zs_.next_in = const_cast<Bytef*>(bytes.data() + consumed);
       zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size() - consumed, UINT32_MAX));
     }
-    zs_.next_out = reinterpret_cast<Bytef*>(buf_.data() + buf_end_);
-    zs_.avail_out = static_cast<uInt>(buf_.size() - buf_end_);
+    zs_.next_out = reinterpret_cast<Bytef*>(buf_.get() + buf_end_);
+    zs_.avail_out = static_cast<uInt>(buf_size_ - buf_end_);
     int rc = inflate(&zs_, Z_NO_FLUSH);
-    buf_end_ = buf_.size() - zs_.avail_out;
+    buf_end_ = buf_size_ - zs_.avail_out;
     if (rc == Z_STREAM_END) {
       // Concatenated gzip members (gzip a >> b) are legal: continue with the next one.
       if (zs_.total_in < bytes.size() && LooksGzip(bytes.data() + zs_.total_in, bytes.size() - zs_.total_in)) {
@@ -101,7 +102,7 @@ bool TextLineReader::NextLine(std::string_view* line) {
     return true;
   }
   for (;;) {
-    const char* start = buf_.data() + buf_begin_;
+    const char* start = buf_.get() + buf_begin_;
     size_t left = buf_end_ - buf_begin_;
     if (const void* nl = std::memchr(start, '\n', left)) {
       size_t len = static_cast<const char*>(nl) - start;
@@ -112,7 +113,7 @@ bool TextLineReader::NextLine(std::string_view* line) {
     if (!FillGzip()) {
       if (buf_end_ == buf_begin_) return false;
       // Last line without a newline, or an over-long line: hand it out whole.
-      *line = std::string_view(buf_.data() + buf_begin_, buf_end_ - buf_begin_);
+      *line = std::string_view(buf_.get() + buf_begin_, buf_end_ - buf_begin_);
       buf_begin_ = buf_end_;
       return true;
     }
