@@ -7,6 +7,9 @@
 namespace exitscope {
 namespace {
 
+// TSC2NSEC: the kernel's clocksource shift (mult/shift pair for ns) is well under 64.
+constexpr uint32_t kMaxTscShift = 64;
+
 // How much of the file is read before its pages are dropped from memory.
 constexpr uint64_t kReleaseStepBytes = 4 << 20;
 
@@ -28,6 +31,12 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
   shared->page_size = l.page_size;
   shared->codec = l.codec;
   shared->clock = {l.tsc_mult, l.tsc_shift, l.ts_offset_ns};
+  if (l.tsc_mult && l.tsc_shift >= kMaxTscShift) {
+    // A shift this large makes every time 0 (and is undefined for the 128-bit product): damage.
+    diagnostics->Bump("tracedat.bad_tsc2nsec", Severity::kError,
+                      "TSC2NSEC option with an impossible shift; timestamps left in TSC cycles");
+    shared->clock.mult = 0;
+  }
   if (l.tsc_mult && meta->clock != "tsc2nsec") meta->clock += " (tsc2nsec)";
   for (const auto& f : formats->all()) {
     if (const FieldFormat* pid = f->Field("common_pid")) {
