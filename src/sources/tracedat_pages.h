@@ -12,6 +12,7 @@
 #include <string>
 
 #include "model/diagnostics.h"
+#include "decode/raw_event.h"
 #include "sort/cpu_merger.h"
 #include "sources/chunk_prefetcher.h"
 #include "sources/mapped_file.h"
@@ -46,6 +47,11 @@ struct TraceDatShared {
 Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, const std::string& path,
                                           TraceDatShared* shared, TraceMeta* meta, FormatRegistry* formats,
                                           Diagnostics* diagnostics);
+
+// The sequential reader (tracedat_reader.cc) over a file OpenTraceDatShared already parsed: the
+// sliced reader hands over a file it will not slice, so the header is parsed once.
+std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
+                                                   Diagnostics diagnostics, const TraceDatLayout& layout);
 
 // What reading pages found; one per reader (sequential) or per slice (parallel), summed at the end.
 struct PageCounters {

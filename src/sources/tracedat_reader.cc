@@ -41,7 +41,22 @@ class TraceDatReader : public RawEventSource {
   Status Open(std::unique_ptr<MappedFile> file, const std::string& path) {
     auto layout = OpenTraceDatShared(std::move(file), path, &shared_, &meta_, &formats_, &diagnostics_);
     if (!layout.ok()) return layout.error();
-    const TraceDatLayout& l = *layout;
+    AddStreams(*layout);
+    return Status::Ok();
+  }
+
+  // A file whose header OpenTraceDatShared already parsed.
+  void Adopt(TraceDatShared shared, TraceMeta meta, FormatRegistry formats, Diagnostics diagnostics,
+             const TraceDatLayout& layout) {
+    shared_ = std::move(shared);
+    meta_ = std::move(meta);
+    formats_ = std::move(formats);
+    diagnostics_ = std::move(diagnostics);
+    AddStreams(layout);
+  }
+
+ private:
+  void AddStreams(const TraceDatLayout& l) {
     if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
     for (const auto& c : l.cpus) {
       if (c.size == 0) continue;
@@ -52,10 +67,8 @@ class TraceDatReader : public RawEventSource {
     }
     // A second thread pays off once there is more than a few chunks' worth of data.
     if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start();
-    return Status::Ok();
   }
 
- private:
   void Finish() {
     finished_ = true;
     for (const TraceDatCpuStream* s : streams_) {
@@ -93,6 +106,13 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
   auto reader = std::make_unique<TraceDatReader>();
   if (Status s = reader->Open(path); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
+std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
+                                                   Diagnostics diagnostics, const TraceDatLayout& layout) {
+  auto reader = std::make_unique<TraceDatReader>();
+  reader->Adopt(std::move(shared), std::move(meta), std::move(formats), std::move(diagnostics), layout);
+  return reader;
 }
 
 Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,

@@ -16,7 +16,6 @@
 #include "sort/cpu_merger.h"
 #include "sources/byte_reader.h"
 #include "sources/tracedat_pages.h"
-#include "sources/tracedat_reader.h"
 
 namespace exitscope {
 namespace {
@@ -77,6 +76,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     if (!file.ok()) return file.error();
     auto layout = OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_);
     if (!layout.ok()) return layout.error();
+    layout_ = *layout;
     if (layout->data_compressed || threads < 2) return Status::Ok();
     for (const auto& c : layout->cpus) {
       if (c.size == 0) continue;
@@ -95,6 +95,12 @@ class SlicedTraceDatSource : public KvmEventSource {
   }
 
   size_t slice_count() const { return slices_.size(); }
+
+  // When Open said not to slice: the sequential reader over what Open parsed (no second parse).
+  std::unique_ptr<KvmEventSource> Sequential() {
+    return MakeDecodingSource(MakeTraceDatReader(std::move(shared_), std::move(meta_), std::move(formats_),
+                                                 std::move(diagnostics_), layout_));
+  }
 
   bool Next(KvmEvent* event, LostEvents* lost) override {
     if (lost) lost->cpu = -1;
@@ -315,6 +321,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   }
 
   TraceDatShared shared_;
+  TraceDatLayout layout_;
   TraceMeta meta_;
   FormatRegistry formats_;
   Diagnostics diagnostics_;
@@ -359,9 +366,7 @@ Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& pa
     return s.error();
   }
   if (worth) return std::unique_ptr<KvmEventSource>(std::move(sliced));
-  auto raw = OpenTraceDat(path);
-  if (!raw.ok()) return raw.error();
-  return MakeDecodingSource(std::move(raw.value()));
+  return sliced->Sequential();
 }
 
 size_t SliceCount(const KvmEventSource& source) {
