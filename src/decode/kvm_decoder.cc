@@ -202,10 +202,7 @@ class DecodingSource : public KvmEventSource {
     if (lost) lost->cpu = -1;
     while (raw_->Next(&raw, &l)) {
       // A loss marker attached to a skipped record must still reach the caller.
-      if (l.cpu >= 0 && lost) {
-        if (lost->cpu >= 0 && lost->cpu == l.cpu) l.count += lost->count;
-        *lost = l;
-      }
+      if (lost) CombineLost(lost, l);
       // Consumed: sources that write *lost only when a marker precedes (perf.data) leave it set.
       l.cpu = -1;
       if (decoder_.Decode(raw, event)) return true;

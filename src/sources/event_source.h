@@ -21,6 +21,14 @@ struct LostEvents {
   uint64_t count = 0;
 };
 
+// A loss marker seen after `acc` with no event between them: the same CPU's counts add up, another
+// CPU's marker replaces it (how a marker on a skipped record reaches the next event).
+inline void CombineLost(LostEvents* acc, LostEvents l) {
+  if (l.cpu < 0) return;
+  if (acc->cpu >= 0 && acc->cpu == l.cpu) l.count += acc->count;
+  *acc = l;
+}
+
 class KvmEventSource {
  public:
   virtual ~KvmEventSource() = default;

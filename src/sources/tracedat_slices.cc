@@ -25,14 +25,6 @@ constexpr uint64_t kSamplesPerSlice = 4;
 // Slices decoded ahead of the one being handed out, per worker.
 constexpr size_t kAheadPerWorker = 2;
 
-// A loss marker seen after `acc` with no event between: the same CPU's counts add up, another
-// CPU's marker replaces it — what DecodingSource does with markers of skipped records.
-void CombineLost(LostEvents* acc, LostEvents l) {
-  if (l.cpu < 0) return;
-  if (acc->cpu >= 0 && acc->cpu == l.cpu) l.count += acc->count;
-  *acc = l;
-}
-
 // How one slice walked one CPU's pages: what the checks after the run need.
 struct CpuWalk {
   uint64_t first_page = 0, last_page = 0;
