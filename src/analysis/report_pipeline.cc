@@ -32,22 +32,27 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   ExitPairer pairer(meta, &pair_diag, &aggregator);
 
   Report report;
-  KvmEvent e;
-  LostEvents lost;
-  uint64_t events = 0, first_ts = 0, last_ts = 0;
+  KvmEventBatch batch;
+  uint64_t events = 0, first_ts = 0, last_ts = 0, next_progress = kProgressEvery;
   Isa isa_seen = Isa::kUnknown;
-  for (;;) {
-    lost.cpu = -1;
-    if (!source.Next(&e, &lost)) break;
-    if (lost.cpu >= 0) pairer.OnLost(lost);
-    if (events++ == 0) {
-      first_ts = e.ts_ns;
+  while (source.NextBatch(&batch)) {
+    if (events == 0) {
+      first_ts = batch.events.front().ts_ns;
       aggregator.SetOrigin(first_ts);
     }
-    last_ts = e.ts_ns;
-    if (e.kind == EventKind::kExit && isa_seen == Isa::kUnknown) isa_seen = e.isa;
-    pairer.OnEvent(e);
-    if (progress && (events % kProgressEvery) == 0) progress(source.bytes_done(), source.bytes_total());
+    size_t loss = 0;
+    for (size_t i = 0; i < batch.events.size(); ++i) {
+      if (loss < batch.losses.size() && batch.losses[loss].index == i) pairer.OnLost(batch.losses[loss++].lost);
+      const KvmEvent& e = batch.events[i];
+      if (e.kind == EventKind::kExit && isa_seen == Isa::kUnknown) isa_seen = e.isa;
+      pairer.OnEvent(e);
+    }
+    events += batch.events.size();
+    last_ts = batch.events.back().ts_ns;
+    if (progress && events >= next_progress) {
+      progress(source.bytes_done(), source.bytes_total());
+      next_progress = events + kProgressEvery;
+    }
   }
   pairer.Finish();
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
@@ -29,6 +31,18 @@ inline void CombineLost(LostEvents* acc, LostEvents l) {
   *acc = l;
 }
 
+// A loss marker handed out with events[index] of a batch (the marker Next would give with it).
+struct LossAt {
+  uint32_t index = 0;
+  LostEvents lost;
+};
+
+// A run of events in time order, read in place; valid until the source is called again.
+struct KvmEventBatch {
+  std::span<const KvmEvent> events;
+  std::span<const LossAt> losses;  // by index, at most one per event
+};
+
 class KvmEventSource {
  public:
   virtual ~KvmEventSource() = default;
@@ -36,10 +50,18 @@ class KvmEventSource {
   // Next event in time order; false at the end. A loss marker, when one precedes the event, is
   // reported through *lost (lost->cpu >= 0) with the event; callers pass nullptr to ignore.
   virtual bool Next(KvmEvent* event, LostEvents* lost) = 0;
+  // The same events and markers as Next, a run at a time (one caller uses one of the two): the hot
+  // loop of a report then costs no call and no copy per event. False at the end (batch empty).
+  // The default fills a buffer through Next; a source holding decoded runs hands them in place.
+  virtual bool NextBatch(KvmEventBatch* batch);
   virtual Diagnostics& diagnostics() = 0;
   // Bytes consumed and total, for progress on long inputs (0/0 when unknown).
   virtual uint64_t bytes_done() const { return 0; }
   virtual uint64_t bytes_total() const { return 0; }
+
+ private:
+  std::vector<KvmEvent> batch_events_;  // the default NextBatch's buffers
+  std::vector<LossAt> batch_losses_;
 };
 
 enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };

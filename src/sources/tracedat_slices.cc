@@ -36,7 +36,7 @@ struct CpuWalk {
 struct Slice {
   uint64_t lo_ns = 0, hi_ns = UINT64_MAX;
   std::vector<KvmEvent> events;
-  std::vector<std::pair<uint32_t, LostEvents>> losses;  // marker handed out with events[first]
+  std::vector<LossAt> losses;                             // marker handed out with events[index]
   LostEvents tail_lost;                                   // after the last event: for the next slice
   uint64_t skipped = 0;                                   // records that are not kvm events
   uint64_t out_of_order = 0;
@@ -98,8 +98,8 @@ class SlicedTraceDatSource : public KvmEventSource {
     if (lost) lost->cpu = -1;
     for (;;) {
       if (cur_ && pos_ < cur_->events.size()) {
-        for (; loss_pos_ < cur_->losses.size() && cur_->losses[loss_pos_].first == pos_; ++loss_pos_) {
-          CombineLost(&carry_lost_, cur_->losses[loss_pos_].second);
+        for (; loss_pos_ < cur_->losses.size() && cur_->losses[loss_pos_].index == pos_; ++loss_pos_) {
+          CombineLost(&carry_lost_, cur_->losses[loss_pos_].lost);
         }
         if (carry_lost_.cpu >= 0) {
           if (lost) *lost = carry_lost_;
@@ -108,19 +108,58 @@ class SlicedTraceDatSource : public KvmEventSource {
         *event = cur_->events[pos_++];
         return true;
       }
-      if (cur_) Retire();
-      if (consumed_ == slices_.size()) {
-        if (!finished_) Finish();
+      if (!NextSlice()) return false;
+    }
+  }
+
+  // The rest of the current slice in place (a decoded slice is one batch), its markers re-indexed.
+  bool NextBatch(KvmEventBatch* batch) override {
+    for (;;) {
+      if (cur_ && pos_ < cur_->events.size()) {
+        batch_losses_.clear();
+        for (; loss_pos_ < cur_->losses.size(); ++loss_pos_) {
+          LossAt l = cur_->losses[loss_pos_];
+          l.index -= static_cast<uint32_t>(pos_);
+          if (carry_lost_.cpu >= 0) {  // markers of earlier slices go with this batch's first event
+            if (l.index == 0) CombineLost(&carry_lost_, l.lost);
+            batch_losses_.push_back({0, carry_lost_});
+            carry_lost_.cpu = -1;
+            if (l.index == 0) continue;
+          }
+          batch_losses_.push_back(l);
+        }
+        if (carry_lost_.cpu >= 0) {
+          batch_losses_.push_back({0, carry_lost_});
+          carry_lost_.cpu = -1;
+        }
+        batch->events = std::span<const KvmEvent>(cur_->events).subspan(pos_);
+        batch->losses = batch_losses_;
+        pos_ = cur_->events.size();
+        return true;
+      }
+      if (!NextSlice()) {
+        batch->events = {};
+        batch->losses = {};
         return false;
       }
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return slices_[consumed_].done; });
-      cur_ = &slices_[consumed_];
-      pos_ = loss_pos_ = 0;
     }
   }
 
  private:
+  // Retires the slice handed out and waits for the next; false after the last.
+  bool NextSlice() {
+    if (cur_) Retire();
+    if (consumed_ == slices_.size()) {
+      if (!finished_) Finish();
+      return false;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return slices_[consumed_].done; });
+    cur_ = &slices_[consumed_];
+    pos_ = loss_pos_ = 0;
+    return true;
+  }
+
   // Whole pages of CPU c that the file holds (a file cut short holds fewer than its header says).
   uint64_t Pages(size_t c) const {
     uint64_t file_size = shared_.file->bytes().size();
@@ -239,7 +278,7 @@ class SlicedTraceDatSource : public KvmEventSource {
         continue;
       }
       if (acc.cpu >= 0) {
-        s.losses.emplace_back(static_cast<uint32_t>(s.events.size() - 1), acc);
+        s.losses.push_back({static_cast<uint32_t>(s.events.size() - 1), acc});
         acc.cpu = -1;
       }
     }
@@ -339,6 +378,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   // The caller's thread only.
   Slice* cur_ = nullptr;
   size_t pos_ = 0, loss_pos_ = 0;
+  std::vector<LossAt> batch_losses_;
   LostEvents carry_lost_{-1, 0, 0};
   PageCounters counters_;
   uint64_t skipped_ = 0, out_of_order_ = 0;
