@@ -2,6 +2,9 @@
 // replay test (tests/fuzz_regress_test.cc), so a crash input found once is checked in every build.
 #include "fuzz_targets.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -17,6 +20,7 @@
 #include "sources/ring_buffer_page.h"
 #include "sources/text_reader.h"
 #include "sources/tracedat_reader.h"
+#include "sources/tracedat_slices.h"
 
 namespace exitscope {
 
@@ -114,6 +118,71 @@ int FuzzText(const uint8_t* data, size_t size) {
   return 0;
 }
 
+namespace {
+
+// Every event, the loss marker before it, and the diagnostics, as one comparable text.
+std::string ReadAllAsText(KvmEventSource& src, bool batches) {
+  std::string out;
+  auto add = [&](const KvmEvent& e, const LostEvents* l) {
+    if (l) out += "lost " + std::to_string(l->cpu) + " " + std::to_string(l->count) + "\n";
+    out += std::to_string(e.ts_ns) + " " + std::to_string(e.cpu) + " " + std::to_string(e.tid) + " " +
+           std::to_string(static_cast<int>(e.kind)) + " " + std::to_string(static_cast<int>(e.isa)) + " " +
+           std::to_string(e.write) + " " + std::to_string(e.vcpu_id) + " " + std::to_string(e.reason) + " " +
+           std::to_string(e.size) + " " + std::to_string(e.rip) + " " + std::to_string(e.info1) + " " +
+           std::to_string(e.info2) + " " + std::to_string(e.intr_info) + " " + std::to_string(e.error_code) + " " +
+           std::to_string(e.count) + " " + std::to_string(e.aux) + "\n";
+  };
+  if (batches) {
+    KvmEventBatch b;
+    while (src.NextBatch(&b)) {
+      size_t li = 0;
+      for (size_t i = 0; i < b.events.size(); ++i) {
+        bool lost = li < b.losses.size() && b.losses[li].index == i;
+        add(b.events[i], lost ? &b.losses[li++].lost : nullptr);
+      }
+    }
+  } else {
+    KvmEvent e;
+    LostEvents l;
+    while (src.Next(&e, &l)) add(e, l.cpu >= 0 ? &l : nullptr);
+  }
+  for (const auto& d : src.diagnostics().NonZero()) out += d.name + " " + std::to_string(d.count) + "\n";
+  for (const auto& [cpu, ts] : src.meta().cpu_first_ts_ns) out += "first " + std::to_string(cpu) + " " + std::to_string(ts) + "\n";
+  return out;
+}
+
+}  // namespace
+
+// The parallel trace.dat reader against the sequential one (a differential target): the input is
+// made a file (memfd), read with 1-page slices on 2 threads and with one thread. Unless the sliced
+// reader flags its cut (ReadsAgainSequentially), events, loss markers, diagnostics and per-CPU
+// starts must be identical: a difference aborts. The input's last byte picks Next or NextBatch.
+// Seeds: fuzz/corpus/tracedat_sliced (uncompressed traces of 3 pages a CPU).
+int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
+  int fd = ::memfd_create("fuzz.dat", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n <= 0) {
+      ::close(fd);
+      return 0;
+    }
+    done += static_cast<size_t>(n);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  auto sliced = OpenTraceDatSliced(path, 2, 4096);
+  if (sliced.ok() && SliceCount(**sliced) > 0) {
+    bool batches = size && (data[size - 1] & 1);
+    std::string par = ReadAllAsText(**sliced, batches);
+    if (!ReadsAgainSequentially((*sliced)->diagnostics())) {
+      auto sequential = OpenKvmEventSource(path, InputFormat::kTraceDat, 1);
+      if (!sequential.ok() || ReadAllAsText(**sequential, false) != par) std::abort();
+    }
+  }
+  ::close(fd);
+  return 0;
+}
+
 const std::vector<FuzzTarget>& FuzzTargets() {
   static const std::vector<FuzzTarget> targets = {
       {"tracedat", FuzzTraceDat},
@@ -122,6 +191,7 @@ const std::vector<FuzzTarget>& FuzzTargets() {
       {"tracing_data", FuzzTracingData},
       {"perfdata", FuzzPerfData},
       {"text", FuzzText},
+      {"tracedat_sliced", FuzzTraceDatSliced},
   };
   return targets;
 }

@@ -16,6 +16,7 @@ int FuzzEventFormat(const uint8_t* data, size_t size);     // tracefs format tex
 int FuzzTracingData(const uint8_t* data, size_t size);     // tracing-data block (v6 / perf)
 int FuzzPerfData(const uint8_t* data, size_t size);        // whole perf.data → report
 int FuzzText(const uint8_t* data, size_t size);            // trace text (3 dialects, gzip) → report
+int FuzzTraceDatSliced(const uint8_t* data, size_t size);  // sliced vs sequential trace.dat reader
 
 struct FuzzTarget {
   std::string name;  // fuzz/corpus/<name>, tests/data/regress/<name>

@@ -112,7 +112,7 @@ bool TraceDatCpuStream::Advance() {
         page_lost_.cpu = -1;
         continue;
       }
-      if (ts_ns >= window_.hi_ns) {
+      if (!window_.Below(ts_ns)) {
         page_lost_.cpu = -1;
         in_page_ = false;   // the page ends in a later window, which counts it
         pages_ = {};        // and this stream is done for good
@@ -139,7 +139,7 @@ bool TraceDatCpuStream::Advance() {
 void TraceDatCpuStream::EndPage() {
   if (!in_page_) return;
   in_page_ = false;
-  if (!windowed_ || (page_last_ts_ns_ >= window_.lo_ns && page_last_ts_ns_ < window_.hi_ns)) {
+  if (!windowed_ || (page_last_ts_ns_ >= window_.lo_ns && window_.Below(page_last_ts_ns_))) {
     counters_->stats.Add(page_stats_);
   }
 }
@@ -169,7 +169,9 @@ bool TraceDatCpuStream::NextPage() {
   in_page_ = true;
   uint64_t page_ts = shared_->clock.ToNs(walker_.page_ts());
   if (page_ts < last_page_ts_) ++page_stats_.ts_backwards;
-  if (windowed_ && page_ts < last_ts_ns_) went_back_ = true;
+  // A page stamped before the record or the page walked last: the cut by time may have put this
+  // page (and its counts) in no window, or in two. Page stamps count even on pages without records.
+  if (windowed_ && (page_ts < last_ts_ns_ || page_ts < last_page_ts_)) went_back_ = true;
   last_page_ts_ = page_ts;
   page_last_ts_ns_ = page_ts;
   if (missed) {

@@ -71,7 +71,8 @@ struct PageCounters {
 struct TimeWindow {
   bool active = false;  // false: the whole stream, as the sequential reader reads it
   uint64_t lo_ns = 0;
-  uint64_t hi_ns = UINT64_MAX;
+  uint64_t hi_ns = UINT64_MAX;  // UINT64_MAX: no end (the last slice holds a stamp of all ones too)
+  bool Below(uint64_t ts_ns) const { return hi_ns == UINT64_MAX || ts_ns < hi_ns; }
   uint64_t first_page = 0;
 };
 

@@ -73,8 +73,10 @@ class SlicedTraceDatSource : public KvmEventSource {
     for (const auto& c : layout->cpus) {
       if (c.size == 0) continue;
       cpus_.push_back(c);
-      data_bytes_ += c.size;
     }
+    // What the file holds, not what its header claims: a damaged size must not make slices of
+    // nothing (nor billions of samples to place them).
+    for (size_t c = 0; c < cpus_.size(); ++c) data_bytes_ += Pages(c) * shared_.page_size;
     uint64_t n = data_bytes_ / std::max<uint64_t>(slice_bytes, shared_.page_size);
     if (n < 4) return Status::Ok();
     released_pages_.assign(cpus_.size(), 0);
@@ -221,7 +223,8 @@ class SlicedTraceDatSource : public KvmEventSource {
     std::vector<uint64_t> cuts;
     for (uint64_t i = 1; i < n && !all.empty(); ++i) {
       uint64_t t = all[i * all.size() / n];
-      if (t > 0 && (cuts.empty() || t > cuts.back())) cuts.push_back(t);
+      // All ones means "no end" to a window (TimeWindow::Below): never a cut.
+      if (t > 0 && t != UINT64_MAX && (cuts.empty() || t > cuts.back())) cuts.push_back(t);
     }
     slices_.resize(cuts.size() + 1);
     for (size_t i = 0; i < slices_.size(); ++i) {
