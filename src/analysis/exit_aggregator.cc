@@ -119,7 +119,12 @@ ExitAggregator::ReasonStats* ExitAggregator::Cell(const ExitSample& s) {
     ++filtered_out_;
     return nullptr;
   }
-  if (s.vcpu_id >= 0) vcpu_by_tid_[s.tid] = s.vcpu_id;
+  // A thread's vCPU index rarely changes: the map is written only when it does, not on every exit.
+  if (s.vcpu_id >= 0 && (s.tid != last_vcpu_tid_ || s.vcpu_id != last_vcpu_)) {
+    vcpu_by_tid_[s.tid] = s.vcpu_id;
+    last_vcpu_tid_ = s.tid;
+    last_vcpu_ = s.vcpu_id;
+  }
   int64_t gid = GroupId(s);
   uint64_t rkey = (static_cast<uint64_t>(s.isa) << 32) | s.reason;
   if (gid != cached_group_id_ || !cached_group_) {

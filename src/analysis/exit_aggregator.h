@@ -91,6 +91,7 @@ class ExitAggregator : public ExitSampleSink {
   std::optional<uint32_t> reason_vmx_, reason_svm_;
   VmGrouper vms_;
   std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
+  int32_t last_vcpu_tid_ = INT32_MIN, last_vcpu_ = -1;  // the last pair written to it
   std::map<int64_t, GroupStats> groups_;
   int64_t cached_group_id_ = INT64_MIN;
   uint64_t cached_reason_key_ = UINT64_MAX;

@@ -6,15 +6,6 @@
 
 namespace exitscope {
 
-// Values below 2*kSub are their own bucket; above, octave g (>= 1) holds [kSub << (g-1),
-// kSub << g) in kSub equal slices.
-uint32_t LogHistogram::BucketOf(uint64_t value) {
-  if (value < kSub) return static_cast<uint32_t>(value);
-  int msb = 63 - std::countl_zero(value);
-  int shift = msb - kSubBits;
-  return static_cast<uint32_t>((shift + 1) * kSub + ((value >> shift) - kSub));
-}
-
 uint64_t LogHistogram::BucketLow(uint32_t bucket) {
   uint32_t octave = bucket / kSub, slot = bucket % kSub;
   if (octave == 0) return slot;
@@ -25,18 +16,6 @@ uint64_t LogHistogram::BucketHigh(uint32_t bucket) {
   uint32_t octave = bucket / kSub;
   if (octave == 0) return bucket;
   return BucketLow(bucket) + ((uint64_t{1} << (octave - 1)) - 1);
-}
-
-void LogHistogram::Add(uint64_t value, uint64_t n) {
-  if (n == 0) return;
-  uint32_t b = BucketOf(value);
-  auto& oct = octaves_[b / kSub];
-  if (!oct) oct = std::make_unique<Octave>(Octave{});
-  (*oct)[b % kSub] += n;
-  count_ += n;
-  sum_ += value * n;
-  min_ = std::min(min_, value);
-  max_ = std::max(max_, value);
 }
 
 void LogHistogram::Merge(const LogHistogram& other) {

@@ -5,7 +5,9 @@
 // histogram costs ~1 KiB per populated octave and at most ~58 KiB.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 
@@ -21,8 +23,19 @@ class LogHistogram {
   LogHistogram(LogHistogram&&) = default;
   LogHistogram& operator=(LogHistogram&&) = default;
 
+  // Inline: a report adds every timed exit to two histograms (its reason's and its group's).
   void Add(uint64_t value) { Add(value, 1); }
-  void Add(uint64_t value, uint64_t n);
+  void Add(uint64_t value, uint64_t n) {
+    if (n == 0) return;
+    uint32_t b = BucketOf(value);
+    auto& oct = octaves_[b / kSub];
+    if (!oct) oct = std::make_unique<Octave>(Octave{});
+    (*oct)[b % kSub] += n;
+    count_ += n;
+    sum_ += value * n;
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
   void Merge(const LogHistogram& other);
 
   uint64_t count() const { return count_; }
@@ -35,7 +48,14 @@ class LogHistogram {
   uint64_t Percentile(double q) const;
 
   // Bucket index and bounds, exposed for tests.
-  static uint32_t BucketOf(uint64_t value);
+  // Values below 2*kSub are their own bucket; above, octave g (>= 1) holds [kSub << (g-1), kSub << g)
+  // in kSub equal slices.
+  static uint32_t BucketOf(uint64_t value) {
+    if (value < kSub) return static_cast<uint32_t>(value);
+    int msb = 63 - std::countl_zero(value);
+    int shift = msb - kSubBits;
+    return static_cast<uint32_t>((shift + 1) * kSub + ((value >> shift) - kSub));
+  }
   static uint64_t BucketLow(uint32_t bucket);
   static uint64_t BucketHigh(uint32_t bucket);  // inclusive
 
