@@ -22,6 +22,8 @@ namespace {
 
 // Page stamps sampled per slice to place the cuts: enough that slices come out about even.
 constexpr uint64_t kSamplesPerSlice = 4;
+// The smallest kvm record a slice is likely to be made of (kvm_entry: 4-byte header, 24-byte payload).
+constexpr uint64_t kSmallestRecordBytes = 28;
 // Slices decoded ahead of the one being handed out, per worker.
 constexpr size_t kAheadPerWorker = 2;
 
@@ -78,6 +80,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     // nothing (nor billions of samples to place them).
     for (size_t c = 0; c < cpus_.size(); ++c) data_bytes_ += Pages(c) * shared_.page_size;
     uint64_t n = data_bytes_ / std::max<uint64_t>(slice_bytes, shared_.page_size);
+    events_per_slice_ = data_bytes_ / std::max<uint64_t>(n, 1) / kSmallestRecordBytes + 1;
     if (n < 4) return Status::Ok();
     released_pages_.assign(cpus_.size(), 0);
     decoder_ = std::make_unique<KvmDecoder>(formats_, meta_.isa_hint, &diagnostics_);
@@ -247,6 +250,9 @@ class SlicedTraceDatSource : public KvmEventSource {
           free_.pop_back();
         }
       }
+      // Room for a slice of the smallest records up front: growing by doubling copied each slice's
+      // events once or twice and was a tenth of a short report's time. Recycled buffers keep theirs.
+      if (buffer.capacity() == 0) buffer.reserve(events_per_slice_);
       slices_[i].events = std::move(buffer);
       Decode(slices_[i]);
       {
@@ -362,6 +368,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   std::unique_ptr<KvmDecoder> decoder_;
   std::vector<TraceDatCpuData> cpus_;
   uint64_t data_bytes_ = 0;
+  uint64_t events_per_slice_ = 0;  // capacity a new slice buffer starts with
   std::vector<Slice> slices_;
   struct PageSample {
     uint64_t page, ts_ns;
