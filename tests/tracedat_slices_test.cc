@@ -298,6 +298,9 @@ TEST_F(SlicedReaderTest, LossMarkersLandOnTheSameEvents) {
   ASSERT_TRUE(seq_src.ok());
   Read seq = ReadAll(**seq_src);
   ASSERT_GT(seq.losses.size(), 500u);
+  auto seq_batches = OpenKvmEventSource(lossy, InputFormat::kTraceDat, 1);
+  ASSERT_TRUE(seq_batches.ok());
+  ExpectSame(seq, ReadAllBatches(**seq_batches), "lossy, sequential by batch");
   uint64_t summed = 0;  // a marker that waited over hidden records adds up their counts
   for (const auto& [at, l] : seq.losses) summed = std::max(summed, l.count);
   EXPECT_GT(summed, 7u);

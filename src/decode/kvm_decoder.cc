@@ -296,18 +296,58 @@ class DecodingSource : public KvmEventSource {
       if (decoder_.Decode(raw, event)) return true;
       ++skipped_;
     }
+    CountSkipped();
+    return false;
+  }
+
+  // Decodes straight into the batch: no second copy of each event, no call per event.
+  bool NextBatch(KvmEventBatch* batch) override {
+    constexpr size_t kBatch = 512;
+    events_.resize(kBatch);
+    losses_.clear();
+    size_t n = 0;
+    RawEvent raw;
+    LostEvents l, acc;
+    acc.cpu = -1;
+    while (n < kBatch && !ended_) {
+      if (!raw_->Next(&raw, &l)) {
+        ended_ = true;  // raw sources need not answer again after their end
+        break;
+      }
+      CombineLost(&acc, l);
+      l.cpu = -1;
+      if (!decoder_.Decode(raw, &events_[n])) {
+        ++skipped_;
+        continue;
+      }
+      if (acc.cpu >= 0) {
+        losses_.push_back({static_cast<uint32_t>(n), acc});
+        acc.cpu = -1;
+      }
+      ++n;
+    }
+    // A marker on skipped records at the very end has no event to go with: Next drops it too.
+    if (n == 0) CountSkipped();
+    batch->events = {events_.data(), n};
+    batch->losses = losses_;
+    return n != 0;
+  }
+
+ private:
+  void CountSkipped() {
     if (skipped_) {
       raw_->diagnostics().Bump("decode.skipped_events", Severity::kInfo,
                                "records that are not modeled kvm events (other tracepoints)", skipped_);
       skipped_ = 0;
     }
-    return false;
   }
 
- private:
   std::unique_ptr<RawEventSource> raw_;
   KvmDecoder decoder_;
   uint64_t skipped_ = 0;
+  bool ended_ = false;
+  std::vector<KvmEvent> events_;  // NextBatch's buffers
+  std::vector<LossAt> losses_;
 };
 
 }  // namespace
