@@ -68,8 +68,12 @@ TEST(TraceDatReader, VmxExitsCarryVmxIsaAndVcpu) {
     if (ev.kind != EventKind::kExit) continue;
     ASSERT_EQ(ev.isa, Isa::kVmx);
     // GUEST option: vCPU 0 → 60250, vCPU 1 → 60251 (another VM's thread also exits on this host).
-    if (ev.tid == 60250) ASSERT_EQ(ev.vcpu_id, 0);
-    if (ev.tid == 60251) ASSERT_EQ(ev.vcpu_id, 1);
+    if (ev.tid == 60250) {
+      ASSERT_EQ(ev.vcpu_id, 0);
+    }
+    if (ev.tid == 60251) {
+      ASSERT_EQ(ev.vcpu_id, 1);
+    }
     ++per_vcpu[ev.tid];
   }
   EXPECT_EQ(per_vcpu.size(), 3u);
