@@ -322,6 +322,19 @@ TEST_F(SlicedReaderTest, CompressedTracesAreReadSequentially) {
   EXPECT_EQ(SliceCount(**src), 0u);
 }
 
+// The other commands that read whole traces take -j too: the same output sliced and sequential.
+TEST_F(SlicedReaderTest, AdviseAndRipReportGiveTheSameOutputOnAnyThreadCount) {
+  std::string path = Uncompressed(CasePath(kCases[1]), "dual-5000", 6);
+  std::string bin = EXITSCOPE_BINARY;
+  for (const std::string cmd : {"advise --json", "report --by rip --json", "report --folded -"}) {
+    auto one = RunCommand(bin + " " + cmd + " -j 1 '" + path + "' 2>&1");
+    auto two = RunCommand(bin + " " + cmd + " -j 2 '" + path + "' 2>&1");
+    EXPECT_EQ(one.status, 0) << cmd << ": " << one.out.substr(0, 300);
+    EXPECT_GT(one.out.size(), 200u) << cmd;
+    EXPECT_EQ(one.out, two.out) << cmd;
+  }
+}
+
 // Two pages of a CPU swapped: that CPU's time goes back, so a cut by time cannot be trusted. The
 // sliced reader must say so, and `report` must then read it again sequentially.
 TEST_F(SlicedReaderTest, TimeGoingBackIsFlaggedAndReportReadsAgain) {

@@ -9,6 +9,7 @@
 #include "advise/exit_collector.h"
 #include "cli/command.h"
 #include "cli/rip_report.h"
+#include "sources/tracedat_slices.h"
 #include "symbols/guest_symbolizer.h"
 
 namespace exitscope {
@@ -30,6 +31,9 @@ int RunAdviseCommand(int argc, char** argv) {
   GuestSymbolArgs sym_args;
   app.add_option("FILE", path, "trace to advise on")->required();
   app.add_flag("--json", json, "JSON output (schema_version 1)");
+  unsigned threads = 0;
+  app.add_option("-j,--threads", threads,
+                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
   AddGuestSymbolOptions(app, &sym_args);
   try {
     app.parse(argc, argv);
@@ -39,9 +43,15 @@ int RunAdviseCommand(int argc, char** argv) {
   }
   if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
   const GuestSymbolOptions& sym = sym_args.options;
-  auto source = OpenKvmEventSource(path);
+  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads));
   if (!source) return PrintError(source.error());
   ExitProfile profile = CollectExits(source->get());
+  if (ReadsAgainSequentially((*source)->diagnostics())) {
+    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
+    source = OpenKvmEventSource(path, InputFormat::kAuto, 1);
+    if (!source) return PrintError(source.error());
+    profile = CollectExits(source->get());
+  }
 
   GuestSymbolizer symbols;
   if (sym.any()) {

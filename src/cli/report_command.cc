@@ -87,7 +87,8 @@ int RunReportCommand(int argc, char** argv) {
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
-                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
+                 "threads decoding an uncompressed trace.dat, also for --by rip and --folded (default: one per "
+                 "core, up to 8; 1 = sequential)");
   app.add_option("--input-format,--format", input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")
       ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
@@ -118,7 +119,9 @@ int RunReportCommand(int argc, char** argv) {
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
   if (by == "rip" || !rip_args.folded.empty()) {
-    return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip"}, rip_args);
+    return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip",
+                         DecodeThreads(threads)},
+                        rip_args);
   }
   auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads));
   if (!source.ok()) return PrintError(source.error());

@@ -2,11 +2,13 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
 #include "analysis/exit_pairer.h"
 #include "analysis/rip_tracker.h"
 #include "cli/command.h"
 #include "decode/exit_reasons.h"
+#include "sources/tracedat_slices.h"
 
 namespace exitscope {
 namespace {
@@ -43,14 +45,13 @@ void AddRipReportOptions(CLI::App& app, RipReportArgs* args) {
 
 int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   if (Status st = ResolveGuestSymbolArgs(&args.symbols); !st.ok()) return PrintError(st.error());
-  auto source = OpenKvmEventSource(req.path, req.format);
+  auto source = OpenKvmEventSource(req.path, req.format, req.threads);
   if (!source.ok()) return PrintError(source.error());
-  KvmEventSource& src = **source;
   RipFilter filter;
   filter.pid = req.pid;
   filter.vcpu = req.vcpu;
   if (!req.reason.empty()) {
-    Isa isa = src.meta().isa_hint;
+    Isa isa = (*source)->meta().isa_hint;
     auto code = ExitReasonFromName(isa == Isa::kUnknown ? IsaFromReasonName(req.reason) : isa, req.reason);
     if (!code) code = ExitReasonFromName(IsaFromReasonName(req.reason), req.reason);
     if (!code) {
@@ -59,16 +60,29 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
     }
     filter.reason = *code;
   }
-  RipTracker tracker(src.meta(), filter);
-  ExitPairer pairer(src.meta(), &src.diagnostics(), &tracker);
-  KvmEvent e;
-  while (true) {
-    LostEvents lost;
-    if (!src.Next(&e, &lost)) break;
-    if (lost.cpu >= 0) pairer.OnLost(lost);
-    pairer.OnEvent(e);
+  auto track = [&](KvmEventSource& src) {
+    auto tracker = std::make_unique<RipTracker>(src.meta(), filter);
+    ExitPairer pairer(src.meta(), &src.diagnostics(), tracker.get());
+    KvmEventBatch batch;
+    while (src.NextBatch(&batch)) {
+      size_t loss = 0;
+      for (size_t i = 0; i < batch.events.size(); ++i) {
+        if (loss < batch.losses.size() && batch.losses[loss].index == i) pairer.OnLost(batch.losses[loss++].lost);
+        pairer.OnEvent(batch.events[i]);
+      }
+    }
+    pairer.Finish();
+    return tracker;
+  };
+  std::unique_ptr<RipTracker> tracker_ptr = track(**source);
+  if (ReadsAgainSequentially((*source)->diagnostics())) {
+    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
+    source = OpenKvmEventSource(req.path, req.format, 1);
+    if (!source.ok()) return PrintError(source.error());
+    tracker_ptr = track(**source);
   }
-  pairer.Finish();
+  KvmEventSource& src = **source;
+  RipTracker& tracker = *tracker_ptr;
 
   GuestSymbolizer symbols;
   if (args.symbols.options.any()) {

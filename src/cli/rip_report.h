@@ -36,6 +36,7 @@ struct RipReportRequest {
   int top = 0;          // RIPs per reason (0 = default 10)
   bool json = false;
   bool table = true;    // false with --folded alone: only the folded file
+  unsigned threads = 1; // decoding threads for an uncompressed trace.dat (DecodeThreads)
 };
 int RunRipReport(const RipReportRequest& request, RipReportArgs args);
 
