@@ -43,6 +43,13 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// Writes `bytes` to `path` (replacing it); false when it could not.
+inline bool WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
 // A synthetic exit/entry/detail event for pairer and report tests.
 inline KvmEvent MakeKvmEvent(EventKind kind, uint64_t ts_ns, int cpu, int tid, uint32_t reason, Isa isa) {
   KvmEvent e;

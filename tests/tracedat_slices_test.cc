@@ -206,10 +206,7 @@ TEST_F(SlicedReaderTest, DamagedPagesGiveTheSequentialResultOrAreFlagged) {
       int width = 1 + static_cast<int>(next() % 8);
       for (int b = 0; b < width; ++b) bytes[at + b] = static_cast<char>(next());
     }
-    FILE* f = std::fopen(bad.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
+    ASSERT_TRUE(testing::WriteFile(bad, bytes));
     auto seq_src = OpenKvmEventSource(bad, InputFormat::kTraceDat, 1);
     ASSERT_TRUE(seq_src.ok());
     Read seq = ReadAll(**seq_src);
@@ -290,10 +287,7 @@ TEST_F(SlicedReaderTest, LossMarkersLandOnTheSameEvents) {
   }
   ASSERT_GT(flagged_pages, 1000);
   std::string lossy = (dir_ / "dual-5000-lossy.dat").string();
-  FILE* f = std::fopen(lossy.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  ASSERT_TRUE(testing::WriteFile(lossy, bytes));
   auto seq_src = OpenKvmEventSource(lossy, InputFormat::kTraceDat, 1);
   ASSERT_TRUE(seq_src.ok());
   Read seq = ReadAll(**seq_src);
@@ -351,10 +345,7 @@ TEST_F(SlicedReaderTest, TimeGoingBackIsFlaggedAndReportReadsAgain) {
     std::string tmp = bytes.substr(a, page);
     std::memcpy(&bytes[a], &bytes[b], page);
     std::memcpy(&bytes[b], tmp.data(), page);
-    FILE* f = std::fopen(bad.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
+    ASSERT_TRUE(testing::WriteFile(bad, bytes));
   }
   auto src = OpenTraceDatSliced(bad, 2, 16 * 4096);
   ASSERT_TRUE(src.ok());
