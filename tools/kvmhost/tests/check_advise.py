@@ -110,9 +110,10 @@ def check_dr_burst(out):
     expect(longest == DR_BURST_ACCESSES, f"{test}: longest burst {longest}, want {DR_BURST_ACCESSES}")
     # Under QEMU TCG a re-entry now and then takes longer than the rule's 100 µs burst gap (measured
     # p50 26 µs, p99 71 µs, ~1 % over) or a host interrupt lands mid-burst; either splits a burst in two.
-    # Most iterations must still show as one whole burst.
+    # How often depends on the load of the machine running QEMU: 157 of 200 iterations whole on an idle
+    # 2-core VM, 130 of 200 while a build ran beside it (both 2026-11-30). Most must still be whole.
     whole = lengths.get(DR_BURST_ACCESSES, 0)
-    expect(max(lengths, key=lengths.get, default=0) == DR_BURST_ACCESSES and whole >= 0.75 * n,
+    expect(max(lengths, key=lengths.get, default=0) == DR_BURST_ACCESSES and whole >= 0.5 * n,
            f"{test}: burst lengths {lengths}, want mostly {DR_BURST_ACCESSES} over {n} iterations")
     expect(bursts >= n, f"{test}: {bursts} bursts for {n} iterations: bursts merged across CPUIDs")
     # Saving: the first exit of each burst stays, the rest go, at the DR exits' mean.
@@ -121,8 +122,9 @@ def check_dr_burst(out):
     expect(abs(f["saving_ns"] - want) <= 1, f"{test}: saving {f['saving_ns']} ns, want {want} ns "
                                             f"({repeats}/{f['exits']} of {f['time_ns']} ns)")
     # … which, bursts being (mostly) whole, is 15/16 of the DR exit time; split bursts lower it a little.
+    # (130 whole of 200 gave 285 bursts, 2.8 % under 15/16; half whole can reach ~6 %.)
     ideal = f["time_ns"] * (DR_BURST_ACCESSES - 1) / DR_BURST_ACCESSES
-    expect(abs(f["saving_ns"] - ideal) <= 0.04 * ideal, f"{test}: saving {f['saving_ns']} ns is not ≈ 15/16 of "
+    expect(abs(f["saving_ns"] - ideal) <= 0.07 * ideal, f"{test}: saving {f['saving_ns']} ns is not ≈ 15/16 of "
                                                         f"DR time {f['time_ns']} ns ({ideal:.0f})")
     regs = f["evidence"].get("registers", "")
     for reg in ("read DR7", "write DR7"):
