@@ -134,13 +134,7 @@ std::string ReadAllAsText(KvmEventSource& src, bool batches) {
   };
   if (batches) {
     KvmEventBatch b;
-    while (src.NextBatch(&b)) {
-      size_t li = 0;
-      for (size_t i = 0; i < b.events.size(); ++i) {
-        bool lost = li < b.losses.size() && b.losses[li].index == i;
-        add(b.events[i], lost ? &b.losses[li++].lost : nullptr);
-      }
-    }
+    while (src.NextBatch(&b)) ForEachEvent(b, add);
   } else {
     KvmEvent e;
     LostEvents l;

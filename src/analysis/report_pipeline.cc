@@ -40,13 +40,11 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
       first_ts = batch.events.front().ts_ns;
       aggregator.SetOrigin(first_ts);
     }
-    size_t loss = 0;
-    for (size_t i = 0; i < batch.events.size(); ++i) {
-      if (loss < batch.losses.size() && batch.losses[loss].index == i) pairer.OnLost(batch.losses[loss++].lost);
-      const KvmEvent& e = batch.events[i];
+    ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
+      if (lost) pairer.OnLost(*lost);
       if (e.kind == EventKind::kExit && isa_seen == Isa::kUnknown) isa_seen = e.isa;
       pairer.OnEvent(e);
-    }
+    });
     events += batch.events.size();
     last_ts = batch.events.back().ts_ns;
     if (progress && events >= next_progress) {

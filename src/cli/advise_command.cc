@@ -45,13 +45,10 @@ int RunAdviseCommand(int argc, char** argv) {
   const GuestSymbolOptions& sym = sym_args.options;
   auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads));
   if (!source) return PrintError(source.error());
-  ExitProfile profile = CollectExits(source->get());
-  if (ReadsAgainSequentially((*source)->diagnostics())) {
-    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
-    source = OpenKvmEventSource(path, InputFormat::kAuto, 1);
-    if (!source) return PrintError(source.error());
-    profile = CollectExits(source->get());
-  }
+  ExitProfile profile;
+  Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto,
+                                           [&](KvmEventSource& src) { profile = CollectExits(&src); });
+  if (!read.ok()) return PrintError(read.error());
 
   GuestSymbolizer symbols;
   if (sym.any()) {

@@ -129,13 +129,11 @@ int RunReportCommand(int argc, char** argv) {
   bool tty = isatty(fileno(stderr));
   ProgressFn progress;
   if (tty) progress = PrintProgress;
-  Report report = BuildReport(**source, options, progress);
-  if (ReadsAgainSequentially((*source)->diagnostics())) {
-    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
-    source = OpenKvmEventSource(path, fmt, 1);
-    if (!source.ok()) return PrintError(source.error());
-    report = BuildReport(**source, options, progress);
-  }
+  Report report;
+  Status read = ReadWithSequentialFallback(&source.value(), path, fmt, [&](KvmEventSource& src) {
+    report = BuildReport(src, options, progress);
+  });
+  if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
 
   std::string out = json ? RenderJsonReport(report)

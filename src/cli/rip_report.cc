@@ -60,27 +60,20 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
     }
     filter.reason = *code;
   }
-  auto track = [&](KvmEventSource& src) {
-    auto tracker = std::make_unique<RipTracker>(src.meta(), filter);
-    ExitPairer pairer(src.meta(), &src.diagnostics(), tracker.get());
+  std::unique_ptr<RipTracker> tracker_ptr;
+  Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
+    tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
+    ExitPairer pairer(src.meta(), &src.diagnostics(), tracker_ptr.get());
     KvmEventBatch batch;
     while (src.NextBatch(&batch)) {
-      size_t loss = 0;
-      for (size_t i = 0; i < batch.events.size(); ++i) {
-        if (loss < batch.losses.size() && batch.losses[loss].index == i) pairer.OnLost(batch.losses[loss++].lost);
-        pairer.OnEvent(batch.events[i]);
-      }
+      ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
+        if (lost) pairer.OnLost(*lost);
+        pairer.OnEvent(e);
+      });
     }
     pairer.Finish();
-    return tracker;
-  };
-  std::unique_ptr<RipTracker> tracker_ptr = track(**source);
-  if (ReadsAgainSequentially((*source)->diagnostics())) {
-    // A CPU's clock stepped back: only the sequential reader keeps every record where it was.
-    source = OpenKvmEventSource(req.path, req.format, 1);
-    if (!source.ok()) return PrintError(source.error());
-    tracker_ptr = track(**source);
-  }
+  });
+  if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
   RipTracker& tracker = *tracker_ptr;
 

@@ -302,14 +302,13 @@ class DecodingSource : public KvmEventSource {
 
   // Decodes straight into the batch: no second copy of each event, no call per event.
   bool NextBatch(KvmEventBatch* batch) override {
-    constexpr size_t kBatch = 512;
-    events_.resize(kBatch);
+    events_.resize(kKvmEventBatchSize);
     losses_.clear();
     size_t n = 0;
     RawEvent raw;
     LostEvents l, acc;
     acc.cpu = -1;
-    while (n < kBatch && !ended_) {
+    while (n < kKvmEventBatchSize && !ended_) {
       if (!raw_->Next(&raw, &l)) {
         ended_ = true;  // raw sources need not answer again after their end
         break;

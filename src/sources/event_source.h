@@ -3,6 +3,7 @@
 // In: an opened input. Out: Next() until it returns false; Diagnostics for anything skipped or lost.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,6 +43,20 @@ struct KvmEventBatch {
   std::span<const KvmEvent> events;
   std::span<const LossAt> losses;  // by index, at most one per event
 };
+
+// Events a source that decodes into a buffer hands per batch: a few tens of KB, warm when consumed.
+inline constexpr size_t kKvmEventBatchSize = 512;
+
+// Each event of `batch` in order, with the loss marker that precedes it (nullptr when none): what
+// Next would have handed one call at a time.
+template <typename Fn>  // void(const KvmEvent&, const LostEvents* lost)
+inline void ForEachEvent(const KvmEventBatch& batch, Fn&& fn) {
+  size_t loss = 0;
+  for (size_t i = 0; i < batch.events.size(); ++i) {
+    const bool lost = loss < batch.losses.size() && batch.losses[loss].index == i;
+    fn(batch.events[i], lost ? &batch.losses[loss++].lost : nullptr);
+  }
+}
 
 class KvmEventSource {
  public:

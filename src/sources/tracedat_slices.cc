@@ -421,4 +421,15 @@ size_t SliceCount(const KvmEventSource& source) {
 
 bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(kSlicesOutOfOrder) != 0; }
 
+Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
+                                  InputFormat format, const std::function<void(KvmEventSource&)>& read) {
+  read(**source);
+  if (!ReadsAgainSequentially((*source)->diagnostics())) return Status::Ok();
+  auto again = OpenKvmEventSource(path, format, 1);
+  if (!again.ok()) return again.error();
+  *source = std::move(again.value());
+  read(**source);
+  return Status::Ok();
+}
+
 }  // namespace exitscope

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -36,5 +37,12 @@ size_t SliceCount(const KvmEventSource& source);
 
 // True when a source's diagnostics say its result must be read again with one thread.
 bool ReadsAgainSequentially(const Diagnostics& d);
+
+// Runs `read` over *source (opened from `path` with any thread count). When the read says the sliced
+// cut cannot be trusted (a CPU's clock stepped back), opens `path` again with one thread into *source
+// and runs `read` over that: only the sequential reader keeps every record where it was. What `read`
+// computed the second time is the answer. Errors: the second open failed.
+Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
+                                  InputFormat format, const std::function<void(KvmEventSource&)>& read);
 
 }  // namespace exitscope
