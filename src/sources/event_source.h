@@ -83,7 +83,8 @@ enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
 
 // Opens `path`, detecting the format from its content unless `format` says otherwise
 // (sources/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
-// (sources/tracedat_slices.h; check ReadsAgainSequentially on its diagnostics after reading).
+// (sources/tracedat_slices.h; read it through ReadWithSequentialFallback, which reads it again with
+// one thread when the sliced cut cannot be trusted).
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
                                                            InputFormat format = InputFormat::kAuto,
                                                            unsigned threads = 1);
