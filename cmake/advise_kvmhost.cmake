@@ -10,7 +10,7 @@ add_test(NAME kvmhost.advise_boot
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tools/kvmhost/run.sh
                  --script ${CMAKE_CURRENT_SOURCE_DIR}/tools/kvmhost/tests/advise-suite.sh
                  --out ${ADVISE_KVMHOST_OUT} --exitscope $<TARGET_FILE:exitscope> --timeout 480 --stall 150)
-set_tests_properties(kvmhost.advise_boot PROPERTIES LABELS kvmhost TIMEOUT 600
+set_tests_properties(kvmhost.advise_boot PROPERTIES LABELS kvmhost TIMEOUT 900
                      FIXTURES_SETUP kvmhost_advise RESOURCE_LOCK kvmhost_qemu)
 foreach(check mmio_doorbell pio_doorbell vmm_halt tsc_deadline msr_loop dr_burst dr_burst_lazy not_flagged
               real_kallsyms)

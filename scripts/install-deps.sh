@@ -16,6 +16,7 @@ build_pkgs=(
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip
   python3 bc                     # kvmhost checks (tools/kvmhost/tests/check_suite.py), timings
+  procps                         # pgrep: run.sh stops QEMU under timeout(1)
 )
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--build" ] || pkgs+=("${harness_pkgs[@]}")

@@ -11,6 +11,7 @@ ITER=${ADVISE_ITERATIONS:-200}
 mkdir -p advise
 for t in mmio_user outl_to_user hlt wrmsr_tsc_deadline wrmsr_to_user dr_burst_guestdbg dr_burst mov_to_dr7 \
     mmio_ioeventfd cpuid; do
+  echo "advise: recording $t"
   trace-cmd record -e kvm -b 8192 -o "advise/$t.dat" exitscope bench --test "$t" --iterations "$ITER" --json \
     > "advise/$t.out" 2> "advise/$t.log"
 done
