@@ -22,6 +22,8 @@ namespace {
 
 // Page stamps sampled per slice to place the cuts: enough that slices come out about even.
 constexpr uint64_t kSamplesPerSlice = 4;
+// Pages without records a slice's first page steps back over to find a loss marker they hold.
+constexpr uint64_t kMaxRecordlessPages = 64;
 // File pages already read are dropped from the resident set this much at a time.
 constexpr uint64_t kReleaseBytes = 8 << 20;
 // The smallest kvm record a slice is likely to be made of (kvm_entry: 4-byte header, 24-byte payload).
@@ -34,6 +36,7 @@ struct CpuWalk {
   uint64_t first_page = 0, last_page = 0;
   bool stopped_at_hi = false;
   bool went_back = false;
+  bool start_unsure = false;  // more pages without records before first_page than it looks back over
   uint64_t first_ts_ns = ~0ull;
 };
 
@@ -206,6 +209,30 @@ class SlicedTraceDatSource : public KvmEventSource {
     return lo == 0 ? 0 : lo - 1;
   }
 
+  // Where the walk of a window from lo_ns starts: StartPage, or earlier over pages without records.
+  // A loss marker on such a page waits for the next record (trace-cmd's and our sequential rule),
+  // which may be this window's first; starting after the page that set it would drop it in both
+  // windows. *unsure: more than kMaxRecordlessPages in a row, not looked at — the cut is not trusted.
+  uint64_t WalkStart(size_t c, uint64_t lo_ns, bool* unsure) const {
+    uint64_t page = StartPage(c, lo_ns);
+    for (uint64_t back = 0; page > 0 && !PageHasRecords(c, page - 1); --page) {
+      if (++back > kMaxRecordlessPages) {
+        *unsure = true;
+        break;
+      }
+    }
+    return page;
+  }
+
+  bool PageHasRecords(size_t c, uint64_t p) const {
+    auto page = shared_.file->bytes().subspan(cpus_[c].offset + p * shared_.page_size, shared_.page_size);
+    RingBufferStats ignored;
+    uint64_t missed = 0;
+    PageWalker walker;
+    PageRecord record;
+    return walker.Begin(page, shared_.page_layout, &ignored, &missed) && walker.Next(&record);
+  }
+
   // Places n-1 cuts at quantiles of sampled page stamps, so slices hold about the same data.
   void Cut(uint64_t n) {
     uint64_t total_pages = 0;
@@ -271,7 +298,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     std::vector<TraceDatCpuStream*> streams;
     s.walks.resize(cpus_.size());
     for (size_t c = 0; c < cpus_.size(); ++c) {
-      TimeWindow w{true, s.lo_ns, s.hi_ns, StartPage(c, s.lo_ns)};
+      TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure)};
       s.walks[c].first_page = w.first_page;
       auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w);
       streams.push_back(stream.get());
@@ -313,7 +340,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     out_of_order_ += s.out_of_order;
     for (size_t c = 0; c < cpus_.size(); ++c) {
       const CpuWalk& w = s.walks[c];
-      if (w.went_back) cut_unsafe_ = true;
+      if (w.went_back || w.start_unsure) cut_unsafe_ = true;
       // No later slice reads below this one's first page: those file pages can leave the resident
       // set (a mapping's pages count as resident until then). A few MB at a time: each release
       // interrupts the other core to flush its TLB (~60 us a call), once a slice was 7 % of a report.
