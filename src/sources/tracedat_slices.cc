@@ -295,13 +295,17 @@ class SlicedTraceDatSource : public KvmEventSource {
   // Walks, merges and decodes one slice — the sequential reader's loop on a time window.
   void Decode(Slice& s) {
     CpuMerger merger;
-    std::vector<TraceDatCpuStream*> streams;
+    std::vector<TraceDatCpuStream*> streams(cpus_.size(), nullptr);
     s.walks.resize(cpus_.size());
     for (size_t c = 0; c < cpus_.size(); ++c) {
+      // A CPU without a whole page has nothing to walk; the last window alone counts what is there
+      // (a partial page, data cut short). Hundreds of idle CPUs would otherwise cost a stream each
+      // per slice.
+      if (Pages(c) == 0 && s.hi_ns != UINT64_MAX) continue;
       TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure)};
       s.walks[c].first_page = w.first_page;
       auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w);
-      streams.push_back(stream.get());
+      streams[c] = stream.get();
       merger.Add(std::move(stream));
     }
     RawEvent raw;
@@ -323,6 +327,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     s.tail_lost = acc;
     s.out_of_order = merger.out_of_order();
     for (size_t c = 0; c < cpus_.size(); ++c) {
+      if (!streams[c]) continue;
       CpuWalk& w = s.walks[c];
       w.last_page = streams[c]->last_page_walked();
       w.stopped_at_hi = streams[c]->stopped_at_hi();
