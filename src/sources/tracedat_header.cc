@@ -13,8 +13,6 @@ namespace {
 constexpr std::string_view kV6Options("options  \0", 10);
 constexpr std::string_view kV6Latency("latency  \0", 10);
 constexpr std::string_view kV6Flyrecord("flyrecord\0", 10);
-// v7 section header: u16 id, u16 flags, u32 description string id, u64 size.
-constexpr size_t kSectionHeaderSize = 16;
 
 class HeaderParser {
  public:
@@ -187,6 +185,7 @@ Status HeaderParser::ParseOptions(ByteReader* r, uint64_t* next_options) {
 
 Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
                                                            uint16_t* flags_out) {
+  // v7 section header: u16 id, u16 flags, u32 description string id, u64 size.
   ByteReader r(file_);
   r.Seek(offset);
   r.U16();  // section id; trusted from the option that pointed here
