@@ -102,7 +102,7 @@ CONSOLE=$OUT/console.log
 SCRIPT_TIMEOUT=$(( TIMEOUT > 120 ? TIMEOUT - 60 : TIMEOUT / 2 ))
 CMDLINE="console=ttyS0 panic=-1 rdinit=/init mitigations=off quiet kvmhost.timeout=$SCRIPT_TIMEOUT $APPEND"
 # A wedged emulated kernel: the soft-lockup watchdog has seen one CPU stuck in the kernel for
-# WEDGED_S seconds. Under TCG this happened once in a CI run (exitscope bench stuck in KVM_RUN,
+# WEDGED_S seconds. Under TCG this happened once in a CI run (exitscope bench stuck in the kernel,
 # every timer late, 400 s of lockup reports until the timeout); the guest's own script timeout
 # cannot fire then, and waiting for the whole --timeout only wastes it. Such a boot is stopped
 # and, --retries times, booted again; the console of each wedged boot is kept as console.N.log.
