@@ -60,7 +60,7 @@ KVER=$(for d in /lib/modules/*-amd64; do
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 WORK=$OUT/.kvmhost
-rm -rf "$WORK" "$OUT/guest" "$OUT"/console.[0-9]*.log
+rm -rf "$WORK" "$OUT/guest" "$OUT"/console.[0-9]*.log "$OUT"/vcpus*.txt
 mkdir -p "$WORK"
 T_START=$(date +%s.%N)
 
@@ -105,11 +105,40 @@ CMDLINE="console=ttyS0 panic=-1 rdinit=/init mitigations=off quiet kvmhost.timeo
 # WEDGED_S seconds. Under TCG this happened once in a CI run (exitscope bench stuck in the kernel,
 # every timer late, 400 s of lockup reports until the timeout); the guest's own script timeout
 # cannot fire then, and waiting for the whole --timeout only wastes it. Such a boot is stopped
-# and, --retries times, booted again; the console of each wedged boot is kept as console.N.log.
+# and, --retries times, booted again; the console of each wedged boot is kept as console.N.log and
+# its vCPUs' registers (from QEMU's monitor) as vcpus.N.txt (vcpus.txt: the last boot, also on a stall).
 WEDGED_S=60
 longest_lockup() {  # seconds of the longest "soft lockup - CPU#n stuck for Ns!" on the console
   grep -o 'soft lockup - CPU#[0-9]* stuck for [0-9]*s' "$CONSOLE" 2>/dev/null |
     sed 's/.* for \([0-9]*\)s/\1/' | sort -n | tail -1 || true
+}
+# QEMU's monitor on a socket, for the vCPUs' registers when a boot wedges or stalls (a socket path
+# must stay under 108 bytes, so not below $OUT).
+MONITOR=$(mktemp -u /tmp/kvmhost-monitor.XXXXXX)
+trap 'rm -f "$MONITOR"' EXIT
+dump_vcpus() {  # $1: file for 'info cpus' and two rounds of every vCPU's registers (RIPs that move or not)
+  python3 - "$MONITOR" > "$1" 2>&1 <<'PY' || true
+import socket, sys
+sock = socket.socket(socket.AF_UNIX)
+sock.settimeout(2)
+sock.connect(sys.argv[1])
+def answer():  # everything the monitor says until it has been quiet for the timeout
+    data = b""
+    try:
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    return "".join(line for line in data.decode(errors="replace").splitlines(True) if "\x1b" not in line)
+answer()  # the banner
+for command in ("info cpus", "info registers -a", "info registers -a"):
+    sock.sendall(command.encode() + b"\n")
+    print("## " + command)
+    print(answer())
+PY
 }
 stop_qemu() {  # $1: the timeout(1) process QEMU runs under; QEMU is its child and must die first
   local child
@@ -127,7 +156,7 @@ boot_once() {  # sets QEMU_RC, STALLED, WEDGED
   log "booting: qemu-system-x86_64 -accel tcg -cpu $CPU -m $MEM -smp $SMP (timeout ${TIMEOUT}s, stall ${STALL}s)"
   timeout --signal=KILL "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU" -m "$MEM" -smp "$SMP" \
     -kernel "/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs.cpio.gz" -append "$CMDLINE" \
-    -drive file="$DISK",format=raw,if=virtio -display none -monitor none -serial file:"$CONSOLE" \
+    -drive file="$DISK",format=raw,if=virtio -display none -monitor unix:"$MONITOR",server,nowait -serial file:"$CONSOLE" \
     -no-reboot </dev/null >"$WORK/qemu.stderr" 2>&1 &
   local qemu=$! last=-1 since lockup
   since=$(date +%s) STALLED=0 WEDGED=0
@@ -139,13 +168,14 @@ boot_once() {  # sets QEMU_RC, STALLED, WEDGED
       lockup=$(longest_lockup)
       if [ "${lockup:-0}" -ge "$WEDGED_S" ]; then
         WEDGED=1; log "guest kernel wedged (soft lockup, a CPU stuck ${lockup}s): stopping QEMU"
-        stop_qemu "$qemu"
+        dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
         break
       fi
       continue
     fi
     if [ $(( $(date +%s) - since )) -ge "$STALL" ]; then
-      STALLED=1; log "no console output for ${STALL}s: stopping QEMU"; stop_qemu "$qemu"
+      STALLED=1; log "no console output for ${STALL}s: stopping QEMU"
+      dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
       break
     fi
   done
@@ -158,7 +188,9 @@ while :; do
   [ "$WEDGED" = 1 ] && [ "$WEDGED_BOOTS" -lt "$RETRIES" ] || break
   WEDGED_BOOTS=$((WEDGED_BOOTS + 1))
   cp "$CONSOLE" "$OUT/console.$WEDGED_BOOTS.log"
-  log "boot $BOOTS wedged; booting again ($WEDGED_BOOTS of $RETRIES retries; console kept in console.$WEDGED_BOOTS.log)"
+  mv "$OUT/vcpus.txt" "$OUT/vcpus.$WEDGED_BOOTS.txt" 2>/dev/null || true
+  log "boot $BOOTS wedged; booting again ($WEDGED_BOOTS of $RETRIES retries; console and vCPU registers" \
+    "kept in console.$WEDGED_BOOTS.log, vcpus.$WEDGED_BOOTS.txt)"
 done
 T_END=$(date +%s.%N)
 WALL=$(echo "$T_END - $T_INITRAMFS" | bc)

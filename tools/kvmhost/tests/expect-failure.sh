@@ -17,7 +17,8 @@ grep -q 'KVMHOST: kvm_amd loaded' "$OUT.stderr" || fail "console does not show k
 echo "ok: run.sh reported the failing script (rc=$rc)"
 
 # A wedged guest kernel (the soft-lockup watchdog reporting a CPU stuck for a minute) is stopped at
-# once and booted again, --retries times, then reported; each wedged boot's console is kept. The
+# once and booted again, --retries times, then reported; each wedged boot's console and vCPU
+# registers are kept. The
 # script fakes the watchdog's console line, then waits far longer than the test allows.
 printf 'echo "watchdog: BUG: soft lockup - CPU#0 stuck for 75s! [exitscope:188]"\nsleep 400\n' > "$SCRIPT"
 start=$(date +%s)
@@ -29,6 +30,7 @@ grep -q 'booting again (1 of 1 retries' "$OUT.stderr" || fail "wedged guest: no 
 grep -q '^kvmhost: error: guest kernel wedged in every one of 2 boots' "$OUT.stderr" ||
   fail "wedged guest: no error line naming the wedge"
 [ -s "$OUT-wedged/console.1.log" ] || fail "wedged guest: the first boot's console was not kept"
+grep -q '^RIP=' "$OUT-wedged/vcpus.1.txt" || fail "wedged guest: no vCPU registers from QEMU's monitor"
 grep -q 'boots=2 wedged_boots=2' "$OUT-wedged/host-run.txt" || fail "wedged guest: host-run.txt wrong"
 [ "$took" -lt 240 ] || fail "wedged guest: took ${took}s, the wedge was not caught early"
 echo "ok: run.sh stopped a wedged guest and booted again (${took}s)"
