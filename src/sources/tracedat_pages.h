@@ -6,7 +6,9 @@
 // never go back — the walker checks that and flags the window when they do.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -52,6 +54,13 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
 // sliced reader hands over a file it will not slice, so the header is parsed once.
 std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
                                                    Diagnostics diagnostics, const TraceDatLayout& layout);
+
+// Records ts_ns as CPU `cpu`'s first record unless an earlier one is there: a damaged header may give
+// two data streams one CPU number, and both readers must then keep the same (the earlier) one.
+inline void KeepEarliestFirstTs(std::map<int32_t, uint64_t>* first_ts_ns, int32_t cpu, uint64_t ts_ns) {
+  auto [it, added] = first_ts_ns->emplace(cpu, ts_ns);
+  if (!added) it->second = std::min(it->second, ts_ns);
+}
 
 // What reading pages found; one per reader (sequential) or per slice (parallel), summed at the end.
 struct PageCounters {

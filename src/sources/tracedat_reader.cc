@@ -1,6 +1,5 @@
 #include "sources/tracedat_reader.h"
 
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -73,10 +72,7 @@ class TraceDatReader : public RawEventSource {
   void Finish() {
     finished_ = true;
     for (const TraceDatCpuStream* s : streams_) {
-      if (s->first_ts_ns == ~0ull) continue;
-      // A damaged header may give two data streams one CPU number: the earlier first record counts.
-      auto [it, added] = meta_.cpu_first_ts_ns.emplace(s->cpu(), s->first_ts_ns);
-      if (!added) it->second = std::min(it->second, s->first_ts_ns);
+      if (s->first_ts_ns != ~0ull) KeepEarliestFirstTs(&meta_.cpu_first_ts_ns, s->cpu(), s->first_ts_ns);
     }
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;

@@ -360,12 +360,7 @@ class SlicedTraceDatSource : public KvmEventSource {
         const CpuWalk& prev = slices_[consumed_ - 1].walks[c];
         if (prev.stopped_at_hi && w.first_page > prev.last_page) cut_unsafe_ = true;
       }
-      // The CPU's earliest record: slices come in time order, and a damaged header may give two
-      // data streams one CPU number (the sequential reader takes the earlier of their first records).
-      if (w.first_ts_ns != ~0ull) {
-        auto [it, added] = first_ts_ns_.emplace(cpus_[c].cpu, w.first_ts_ns);
-        if (!added) it->second = std::min(it->second, w.first_ts_ns);
-      }
+      if (w.first_ts_ns != ~0ull) KeepEarliestFirstTs(&first_ts_ns_, cpus_[c].cpu, w.first_ts_ns);
     }
     if (consumed_ > 0) slices_[consumed_ - 1].walks = {};
     std::vector<KvmEvent> buffer = std::move(s.events);
