@@ -30,6 +30,9 @@ struct ExitSample {
   uint32_t reason = 0;      // raw exit_reason (VMX flags included)
   uint64_t ts_ns = 0;       // of the kvm_exit
   uint64_t dur_ns = 0;      // kvm_entry.ts - kvm_exit.ts
+  // The part of dur_ns the vCPU was blocked (HLT/MWAIT waiting for work, not the host handling the
+  // exit): set by the pairer; handling_ns() is what totals, %TIME and the advisor's costs use.
+  uint64_t blocked_ns = 0;
   uint64_t rip = 0;
   uint64_t info1 = 0, info2 = 0;
   bool to_userspace = false;      // a kvm_userspace_exit was seen: the VMM handled (part of) it
@@ -38,6 +41,8 @@ struct ExitSample {
   uint8_t details_dropped = 0;    // details past kMaxDetails
   static constexpr int kMaxDetails = 6;
   std::array<ExitDetail, kMaxDetails> details{};
+
+  uint64_t handling_ns() const { return dur_ns - blocked_ns; }
 };
 
 }  // namespace exitscope
