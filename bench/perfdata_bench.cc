@@ -4,9 +4,10 @@
 
 #include <string>
 
-#include "sources/event_source.h"
-#include "sources/perfdata_reader.h"
-#include "sources/perfdata_stream.h"
+#include "model/event_source.h"
+#include "sources/perfdata/perfdata_reader.h"
+#include "sources/perfdata/perfdata_stream.h"
+#include "pipeline/input_detector.h"
 
 namespace {
 

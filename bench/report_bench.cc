@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "analysis/report_pipeline.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

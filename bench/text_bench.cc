@@ -5,7 +5,8 @@
 
 #include <string>
 
-#include "sources/event_source.h"
+#include "model/event_source.h"
+#include "pipeline/input_detector.h"
 
 namespace {
 

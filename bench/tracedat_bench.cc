@@ -11,12 +11,12 @@
 #include <fstream>
 
 #include "decode/kvm_decoder.h"
-#include "sources/byte_reader.h"
-#include "sources/decompressor.h"
-#include "sources/input_detector.h"
+#include "base/byte_reader.h"
+#include "sources/tracedat/decompressor.h"
+#include "pipeline/input_detector.h"
 #include "sources/mapped_file.h"
-#include "sources/ring_buffer_page.h"
-#include "sources/tracedat_header.h"
+#include "sources/tracedat/ring_buffer_page.h"
+#include "sources/tracedat/tracedat_header.h"
 
 namespace exitscope {
 namespace {

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "sources/byte_reader.h"
-#include "sources/decompressor.h"
-#include "sources/ring_buffer_page.h"
+#include "base/byte_reader.h"
+#include "sources/tracedat/decompressor.h"
+#include "sources/tracedat/ring_buffer_page.h"
 
 namespace exitscope {
 namespace {

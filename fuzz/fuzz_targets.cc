@@ -11,16 +11,17 @@
 #include <string_view>
 
 #include "analysis/report_pipeline.h"
-#include "decode/event_format.h"
+#include "format/event_format.h"
 #include "decode/field_text.h"
 #include "decode/kvm_decoder.h"
-#include "decode/tracing_data.h"
+#include "format/tracing_data.h"
 #include "report/text_reporter.h"
-#include "sources/perfdata_source.h"
-#include "sources/ring_buffer_page.h"
-#include "sources/text_reader.h"
-#include "sources/tracedat_reader.h"
-#include "sources/tracedat_slices.h"
+#include "sources/perfdata/perfdata_source.h"
+#include "sources/tracedat/ring_buffer_page.h"
+#include "pipeline/text_reader.h"
+#include "pipeline/tracedat_reader.h"
+#include "pipeline/tracedat_slices.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 

@@ -18,7 +18,8 @@
 
 #include "analysis/exit_pairer.h"
 #include "decode/exit_reasons.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "decode/event_format.h"
+#include "format/event_format.h"
 
 namespace exitscope {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "decode/event_format.h"
+#include "format/event_format.h"
 #include "decode/field_text.h"
 
 namespace exitscope {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "decode/exit_reasons.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
 #include "test_util.h"
 
 namespace exitscope::testing {

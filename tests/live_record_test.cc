@@ -17,7 +17,7 @@
 
 #include "live/live_recorder.h"
 #include "live/stop_signal.h"
-#include "live/trace_pipe_reader.h"
+#include "sources/live/trace_pipe_reader.h"
 #include "test_util.h"
 
 namespace exitscope {

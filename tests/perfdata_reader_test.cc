@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "sources/perfdata_reader.h"
-#include "sources/perfdata_stream.h"
+#include "sources/perfdata/perfdata_reader.h"
+#include "sources/perfdata/perfdata_stream.h"
 
 namespace exitscope {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "sources/ring_buffer_page.h"
+#include "sources/tracedat/ring_buffer_page.h"
 
 namespace exitscope {
 namespace {

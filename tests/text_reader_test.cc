@@ -10,9 +10,10 @@
 #include <string>
 
 #include "decode/exit_reasons.h"
-#include "sources/event_source.h"
-#include "sources/text_line_parser.h"
-#include "sources/text_line_reader.h"
+#include "model/event_source.h"
+#include "sources/text/text_line_parser.h"
+#include "sources/text/text_line_reader.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

@@ -6,8 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/exit_pairer.h"
-#include "live/top_aggregator.h"
-#include "sources/event_source.h"
+#include "analysis/top_aggregator.h"
+#include "model/event_source.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

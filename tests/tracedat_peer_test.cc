@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sources/input_detector.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

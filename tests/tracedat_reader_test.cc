@@ -8,7 +8,7 @@
 #include <map>
 
 #include "decode/kvm_decoder.h"
-#include "sources/input_detector.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

@@ -9,9 +9,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "sources/event_source.h"
-#include "sources/tracedat_slices.h"
+#include "model/event_source.h"
+#include "pipeline/tracedat_slices.h"
 #include "test_util.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

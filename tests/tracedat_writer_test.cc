@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "sinks/tracedat_writer.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
 #include "test_util.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

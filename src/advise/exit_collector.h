@@ -13,12 +13,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "advise/exit_reason_codes.h"
+#include "decode/exit_reason_codes.h"
 #include "analysis/exit_pairer.h"
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
 #include "model/trace_meta.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
 
 namespace exitscope {
 

@@ -20,7 +20,7 @@
 #include "analysis/log_histogram.h"
 #include "analysis/vm_grouper.h"
 #include "model/trace_meta.h"
-#include "report/report_model.h"
+#include "model/report_model.h"
 
 namespace exitscope {
 

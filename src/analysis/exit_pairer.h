@@ -14,7 +14,7 @@
 #include "model/diagnostics.h"
 #include "model/exit_sample.h"
 #include "model/trace_meta.h"
-#include "sources/event_source.h"
+#include "model/event_source.h"
 
 namespace exitscope {
 

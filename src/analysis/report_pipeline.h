@@ -7,8 +7,8 @@
 #include <functional>
 
 #include "analysis/exit_aggregator.h"
-#include "report/report_model.h"
-#include "sources/event_source.h"
+#include "model/report_model.h"
+#include "model/event_source.h"
 
 namespace exitscope {
 

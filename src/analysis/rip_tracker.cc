@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "advise/exit_reason_codes.h"
+#include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {

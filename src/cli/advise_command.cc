@@ -9,8 +9,9 @@
 #include "advise/exit_collector.h"
 #include "cli/command.h"
 #include "cli/rip_report.h"
-#include "sources/tracedat_slices.h"
+#include "pipeline/tracedat_slices.h"
 #include "symbols/guest_symbolizer.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

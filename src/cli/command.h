@@ -1,12 +1,12 @@
 // The subcommand table. Each subcommand lives in its own src/cli/<name>_command.cc with its own help
 // text and exposes one entry point; main.cc only dispatches. In: argv after the subcommand name.
-// Out: a process exit code (sysexits.h values, see model/result.h).
+// Out: a process exit code (sysexits.h values, see base/result.h).
 #pragma once
 
 #include <span>
 #include <string_view>
 
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope {
 

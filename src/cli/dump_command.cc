@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "decode/field_text.h"
-#include "sources/input_detector.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

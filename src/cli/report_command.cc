@@ -1,6 +1,6 @@
 // `exitscope report FILE`: per-exit-reason statistics of a kvm trace, grouped and filtered, as text
 // or JSON. Exit status: 0 clean, 65 when the result is partial (data-loss/error diagnostics), other
-// sysexits codes for operational failures (see model/result.h). The help teaches what PARTIAL means.
+// sysexits codes for operational failures (see base/result.h). The help teaches what PARTIAL means.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <unistd.h>
@@ -11,7 +11,8 @@
 #include "decode/exit_reasons.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
-#include "sources/tracedat_slices.h"
+#include "pipeline/tracedat_slices.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

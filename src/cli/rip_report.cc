@@ -8,7 +8,8 @@
 #include "analysis/rip_tracker.h"
 #include "cli/command.h"
 #include "decode/exit_reasons.h"
-#include "sources/tracedat_slices.h"
+#include "pipeline/tracedat_slices.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 namespace {

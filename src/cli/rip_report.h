@@ -8,8 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "sources/event_source.h"
+#include "model/event_source.h"
 #include "symbols/guest_symbolizer.h"
+#include "pipeline/input_detector.h"
 
 namespace exitscope {
 

@@ -8,10 +8,10 @@
 
 #include "analysis/exit_pairer.h"
 #include "cli/command.h"
-#include "live/live_page_decoder.h"
+#include "pipeline/live_page_decoder.h"
 #include "live/stop_signal.h"
-#include "live/top_aggregator.h"
-#include "live/trace_pipe_reader.h"
+#include "analysis/top_aggregator.h"
+#include "sources/live/trace_pipe_reader.h"
 
 namespace exitscope {
 

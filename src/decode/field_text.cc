@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "sources/byte_reader.h"
+#include "base/byte_reader.h"
 
 namespace exitscope {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decode/event_format.h"
+#include "format/event_format.h"
 
 namespace exitscope {
 

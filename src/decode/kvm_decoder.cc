@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sources/byte_reader.h"
+#include "base/check.h"
+#include "base/byte_reader.h"
 
 namespace exitscope {
 namespace {
@@ -195,6 +196,8 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
         }
         continue;
       }
+      // Each FieldSpec list is ours and shorter than kMaxSlots (a static table below).
+      EXITSCOPE_CHECK(bound.slot_count < kMaxSlots);
       bound.slots[bound.slot_count++] = Slot{f->offset, f->size, fs.target};
     }
     if (const FieldFormat* pid = fmt->Field("common_pid")) {

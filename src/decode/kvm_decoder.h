@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "decode/raw_event.h"
-#include "sources/event_source.h"
+#include "sources/raw_event_source.h"
+#include "model/event_source.h"
 
 namespace exitscope {
 

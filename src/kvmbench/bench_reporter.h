@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvmbench/bench_runner.h"
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope::kvmbench {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kvmbench/bench_tests.h"
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope::kvmbench {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kvmbench/bench_tests.h"
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope::kvmbench {
 

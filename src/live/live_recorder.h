@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "live/trace_pipe_reader.h"
-#include "model/result.h"
+#include "sources/live/trace_pipe_reader.h"
+#include "base/result.h"
 #include "sinks/tracedat_writer.h"
 
 namespace exitscope {

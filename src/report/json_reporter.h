@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "report/report_model.h"
+#include "model/report_model.h"
 
 namespace exitscope {
 

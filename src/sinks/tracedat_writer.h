@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope {
 

@@ -9,18 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "decode/raw_event.h"
+#include "model/raw_event.h"
 
 namespace exitscope {
-
-class CpuRecordStream {
- public:
-  virtual ~CpuRecordStream() = default;
-  // Moves to the next record; false at the end. May invalidate the previous head's payload.
-  virtual bool Advance() = 0;
-  RawEvent head;    // valid after Advance() returned true
-  LostEvents lost;  // lost.cpu >= 0 when the ring buffer dropped events right before head
-};
 
 class CpuMerger {
  public:

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope {
 

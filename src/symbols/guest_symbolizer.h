@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-#include "model/result.h"
+#include "base/result.h"
 #include "symbols/kaslr_slide.h"
 #include "symbols/symbol_table.h"
 

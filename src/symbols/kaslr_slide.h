@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "advise/exit_reason_codes.h"
+#include "decode/exit_reason_codes.h"
 #include "symbols/symbol_table.h"
 
 namespace exitscope {

@@ -1,0 +1,282 @@
+#include "decode/text_kvm_parser.h"
+
+#include <charconv>
+#include <string>
+
+#include "decode/exit_reasons.h"
+
+namespace exitscope {
+
+namespace {
+
+// Whitespace tokens of a body, trailing commas dropped ("vcpu 0, rip 0x1000").
+class Tokens {
+ public:
+  explicit Tokens(std::string_view s) : s_(s) {}
+  bool Next(std::string_view* tok) {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+    if (pos_ >= s_.size()) return false;
+    size_t e = s_.find(' ', pos_);
+    if (e == std::string_view::npos) e = s_.size();
+    *tok = s_.substr(pos_, e - pos_);
+    pos_ = e;
+    if (!tok->empty() && tok->back() == ',') tok->remove_suffix(1);
+    return true;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+template <typename T>
+bool Hex(std::string_view s, T* out) {
+  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 16);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+template <typename T>
+bool Dec(std::string_view s, T* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 10);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+}  // namespace
+
+EventKind EventKindFromName(std::string_view name) {
+  for (int k = 1; k < static_cast<int>(EventKind::kCount); ++k) {
+    if (EventKindName(static_cast<EventKind>(k)) == name) return static_cast<EventKind>(k);
+  }
+  return EventKind::kOther;
+}
+
+bool TextKvmParser::Parse(std::string_view event, std::string_view body, KvmEvent* out) {
+  struct Entry {
+    EventKind kind;
+    Handler handler;
+  };
+  static constexpr Entry kHandlers[] = {
+      {EventKind::kExit, &TextKvmParser::Exit},
+      {EventKind::kEntry, &TextKvmParser::Entry},
+      {EventKind::kMsr, &TextKvmParser::Msr},
+      {EventKind::kPio, &TextKvmParser::Pio},
+      {EventKind::kMmio, &TextKvmParser::Mmio},
+      {EventKind::kCr, &TextKvmParser::Cr},
+      {EventKind::kHypercall, &TextKvmParser::Hypercall},
+      {EventKind::kUserspaceExit, &TextKvmParser::UserspaceExit},
+      {EventKind::kPageFault, &TextKvmParser::PageFault},
+      {EventKind::kEmulateInsn, &TextKvmParser::EmulateInsn},
+      {EventKind::kFastMmio, &TextKvmParser::FastMmio},
+      {EventKind::kCpuid, &TextKvmParser::Cpuid},
+  };
+  EventKind kind = EventKindFromName(event);
+  out->kind = kind;
+  for (const auto& h : kHandlers) {
+    if (h.kind == kind) return (this->*h.handler)(body, out);
+  }
+  return KindOnly(body, out);
+}
+
+bool TextKvmParser::KindOnly(std::string_view, KvmEvent*) { return true; }
+
+// New (kernel ≥ 5.x): "vcpu 0 reason npf rip 0x1000 info1 0x… info2 0x… intr_info 0x… error_code 0x…
+//                      [requests 0x…]"
+// Old kernel / libtraceevent plugin: "reason EXIT_NPF rip 0x1000 info 100000014 1000" (hex, no 0x),
+// the plugin optionally adding "func+0xoff" after the rip.
+bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
+  // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
+  static constexpr uint32_t kVmxExitReasonFailedVmentry = 0x80000000u;
+  static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
+  Tokens t(body);
+  std::string_view tok, reason;
+  bool have_rip = false;
+  uint32_t flags = 0;
+  while (t.Next(&tok)) {
+    std::string_view v;
+    if (tok == "vcpu") {
+      if (!t.Next(&v) || !Dec(v, &out->vcpu_id)) return false;
+    } else if (tok == "reason") {
+      if (!t.Next(&reason)) return false;
+    } else if (tok == "rip") {
+      if (!t.Next(&v) || !Hex(v, &out->rip)) return false;
+      have_rip = true;
+    } else if (tok == "info1") {
+      if (!t.Next(&v) || !Hex(v, &out->info1)) return false;
+    } else if (tok == "info2") {
+      if (!t.Next(&v) || !Hex(v, &out->info2)) return false;
+    } else if (tok == "info") {
+      std::string_view v2;
+      if (!t.Next(&v) || !t.Next(&v2) || !Hex(v, &out->info1) || !Hex(v2, &out->info2)) return false;
+    } else if (tok == "intr_info") {
+      if (!t.Next(&v) || !Hex(v, &out->intr_info)) return false;
+    } else if (tok == "error_code") {
+      if (!t.Next(&v) || !Hex(v, &out->error_code)) return false;
+    } else if (!reason.empty() && !have_rip) {
+      // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h).
+      if (tok == "FAILED_VMENTRY") flags |= kVmxExitReasonFailedVmentry;
+      else if (tok == "SGX_ENCLAVE_MODE") flags |= kVmxExitReasonSgxEnclaveMode;
+    }
+  }
+  if (reason.empty() || !have_rip) return false;
+  Isa isa = IsaFromReasonName(reason);
+  if (isa != Isa::kUnknown) {
+    if (isa_ != Isa::kUnknown && isa != isa_) {
+      diagnostics_->Bump("text.mixed_isa", Severity::kInfo, "kvm_exit reason names of both VMX and SVM");
+    }
+    isa_ = isa;
+  }
+  out->isa = isa != Isa::kUnknown ? isa : isa_;
+  if (auto code = ExitReasonFromName(out->isa, reason)) {
+    out->reason = *code;
+  } else if (Hex(reason, &out->reason)) {
+    // __print_symbolic prints an unknown value as hex ("0x402").
+  } else {
+    diagnostics_->Bump("text.unknown_exit_reason", Severity::kError,
+                       "kvm_exit lines with a reason name exitscope does not know (skipped)");
+    return false;
+  }
+  out->reason |= flags;
+  return true;
+}
+
+// "vcpu 0, rip 0x1000" (kernel), "vcpu 0 rip 0x1000" (plugin), "vcpu 0" (old kernels).
+bool TextKvmParser::Entry(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view tok, v;
+  bool have_vcpu = false;
+  while (t.Next(&tok)) {
+    if (tok == "vcpu") {
+      if (!t.Next(&v) || !Dec(v, &out->vcpu_id)) return false;
+      have_vcpu = true;
+    } else if (tok == "rip") {
+      if (!t.Next(&v)) return false;
+      if (v.ends_with("[immediate")) v.remove_suffix(10);
+      if (!Hex(v, &out->rip)) return false;
+    }
+  }
+  return have_vcpu;
+}
+
+// "msr_read 1b = 0xfee00900" / "msr_write 1b = 0x… (#GP)".
+bool TextKvmParser::Msr(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view rw, idx, eq, val;
+  if (!t.Next(&rw) || !t.Next(&idx) || !t.Next(&eq) || !t.Next(&val) || eq != "=") return false;
+  if (rw != "msr_read" && rw != "msr_write") return false;
+  out->write = rw == "msr_write";
+  out->error_code = body.ends_with("(#GP)") ? 1 : 0;
+  return Hex(idx, &out->info1) && Hex(val, &out->info2);
+}
+
+// "pio_write at 0x10 size 1 count 1 val 0x41 [(...)]".
+bool TextKvmParser::Pio(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view rw, at, port, k1, size, k2, count, k3, val;
+  if (!t.Next(&rw) || !t.Next(&at) || !t.Next(&port) || !t.Next(&k1) || !t.Next(&size) || !t.Next(&k2) ||
+      !t.Next(&count) || !t.Next(&k3) || !t.Next(&val)) {
+    return false;
+  }
+  if ((rw != "pio_read" && rw != "pio_write") || at != "at" || k1 != "size" || k2 != "count" || k3 != "val") {
+    return false;
+  }
+  out->write = rw == "pio_write";
+  return Hex(port, &out->info1) && Dec(size, &out->size) && Dec(count, &out->count) && Hex(val, &out->info2);
+}
+
+// "mmio write len 1 gpa 0x20000 val 0x5a" (type: unsatisfied-read / read / write).
+bool TextKvmParser::Mmio(std::string_view body, KvmEvent* out) {
+  // KVM_TRACE_MMIO_* (include/trace/events/kvm.h): 0 unsatisfied read, 1 read, 2 write.
+  static constexpr uint32_t kMmioUnsatisfiedRead = 0, kMmioRead = 1, kMmioWrite = 2;
+  Tokens t(body);
+  std::string_view m, type, k1, len, k2, gpa, k3, val;
+  if (!t.Next(&m) || !t.Next(&type) || !t.Next(&k1) || !t.Next(&len) || !t.Next(&k2) || !t.Next(&gpa) ||
+      m != "mmio" || k1 != "len" || k2 != "gpa") {
+    return false;
+  }
+  if (type == "write") out->aux = kMmioWrite;
+  else if (type == "read") out->aux = kMmioRead;
+  else if (type == "unsatisfied-read") out->aux = kMmioUnsatisfiedRead;
+  else return false;
+  out->write = out->aux == kMmioWrite;
+  if (t.Next(&k3) && k3 == "val" && t.Next(&val) && !Hex(val, &out->info2)) return false;
+  return Dec(len, &out->size) && Hex(gpa, &out->info1);
+}
+
+// "cr_write 4 = 0x…".
+bool TextKvmParser::Cr(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view rw, cr, eq, val;
+  if (!t.Next(&rw) || !t.Next(&cr) || !t.Next(&eq) || !t.Next(&val) || eq != "=") return false;
+  if (rw != "cr_read" && rw != "cr_write") return false;
+  out->write = rw == "cr_write";
+  return Hex(cr, &out->size) && Hex(val, &out->info2);
+}
+
+// "nr 0x1 a0 0x0 a1 0x0 a2 0x0 a3 0x0".
+bool TextKvmParser::Hypercall(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view k, nr;
+  if (!t.Next(&k) || k != "nr" || !t.Next(&nr) || !Hex(nr, &out->info1)) return false;
+  out->reason = static_cast<uint32_t>(out->info1);
+  return true;
+}
+
+// "reason KVM_EXIT_IO (2)"; "reason restart (-4)" / "reason error (-14)" carry an errno.
+bool TextKvmParser::UserspaceExit(std::string_view body, KvmEvent* out) {
+  size_t open = body.rfind('('), close = body.rfind(')');
+  if (!body.starts_with("reason ") || open == std::string_view::npos || close < open) return false;
+  int64_t n = 0;
+  if (!Dec(body.substr(open + 1, close - open - 1), &n)) return false;
+  std::string_view name = body.substr(7, open - 7);
+  if (name.starts_with("restart") || name.starts_with("error") || n < 0) {
+    out->error_code = static_cast<uint32_t>(n < 0 ? -n : n);
+  } else {
+    out->reason = static_cast<uint32_t>(n);
+  }
+  return true;
+}
+
+// "vcpu 0 rip 0x1000 address 0x… error_code 0x…" (6.1); "address 1000 error_code 4" (older).
+bool TextKvmParser::PageFault(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view tok, v;
+  bool have_addr = false;
+  while (t.Next(&tok)) {
+    if (tok == "vcpu") {
+      if (!t.Next(&v) || !Dec(v, &out->vcpu_id)) return false;
+    } else if (tok == "rip") {
+      if (!t.Next(&v) || !Hex(v, &out->rip)) return false;
+    } else if (tok == "address") {
+      if (!t.Next(&v) || !Hex(v, &out->info1)) return false;
+      have_addr = true;
+    } else if (tok == "error_code") {
+      if (!t.Next(&v) || !Hex(v, &out->info2)) return false;
+    }
+  }
+  return have_addr;
+}
+
+// "0:1012:0f a2 (real)" (kernel) / "0:1012: 0f a2" (plugin): csbase:rip:bytes.
+bool TextKvmParser::EmulateInsn(std::string_view body, KvmEvent* out) {
+  size_t c1 = body.find(':');
+  size_t c2 = c1 == std::string_view::npos ? c1 : body.find(':', c1 + 1);
+  if (c2 == std::string_view::npos) return false;
+  return Hex(body.substr(c1 + 1, c2 - c1 - 1), &out->rip);
+}
+
+// "fast mmio at gpa 0x…".
+bool TextKvmParser::FastMmio(std::string_view body, KvmEvent* out) {
+  size_t g = body.find("gpa ");
+  return g != std::string_view::npos && Hex(body.substr(g + 4), &out->info1);
+}
+
+// "func 0 idx 0 rax d rbx … , cpuid entry found": function and index (hex) into info1/info2.
+bool TextKvmParser::Cpuid(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view k1, f, k2, i;
+  if (!t.Next(&k1) || !t.Next(&f) || k1 != "func" || !Hex(f, &out->info1)) return false;
+  if (t.Next(&k2) && k2 == "idx" && t.Next(&i)) Hex(i, &out->info2);
+  return true;
+}
+
+}  // namespace exitscope

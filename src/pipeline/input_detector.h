@@ -1,0 +1,31 @@
+// Picks the reader for an input by its content (magic bytes), not its name.
+// In: a path and an optional forced format. Out: an opened source or an Error with a hint.
+// OpenKvmEventSource (model/event_source.h) is built on these.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "sources/raw_event_source.h"
+#include "model/event_source.h"
+
+namespace exitscope {
+
+enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
+
+// Opens `path`, detecting the format from its content unless `format` says otherwise
+// (pipeline/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
+// (pipeline/tracedat_slices.h; read it through ReadWithSequentialFallback, which reads it again with
+// one thread when the sliced cut cannot be trusted).
+Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
+                                                           InputFormat format = InputFormat::kAuto,
+                                                           unsigned threads = 1);
+
+// Sniffs the first bytes of `path` (66 when it cannot be opened).
+Result<InputFormat> DetectInputFormat(const std::string& path);
+
+// Binary inputs (trace.dat; perf.data later) as undecoded records, for `dump` and decoders.
+Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path,
+                                                           InputFormat format = InputFormat::kAuto);
+
+}  // namespace exitscope

@@ -1,0 +1,181 @@
+#include "pipeline/text_reader.h"
+
+#include <charconv>
+
+#include "decode/text_kvm_parser.h"
+#include "sources/text/text_line_parser.h"
+#include "sources/text/text_line_reader.h"
+
+namespace exitscope {
+
+namespace {
+
+bool IsKvmEvent(const TextLine& l) {
+  if (!l.system.empty()) return l.system == "kvm";
+  // trace-cmd report and the kernel trace file print the bare name; every kvm tracepoint is
+  // named kvm_* except vcpu_match_mmio (include/trace/events/kvm.h, arch/x86/kvm/trace.h).
+  return l.event.starts_with("kvm_") || l.event == "vcpu_match_mmio";
+}
+
+// Lines every dialect may carry that are not events: headers, comments, blank lines.
+bool IsHeaderLine(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t\r");
+  if (i == std::string_view::npos) return true;
+  line = line.substr(i);
+  return line[0] == '#' || line.starts_with("cpus=") || line.starts_with("version =") ||
+         line.starts_with("CPU ") || line.starts_with("trace-cmd:");
+}
+
+class TextKvmSource : public KvmEventSource {
+ public:
+  TextKvmSource(std::unique_ptr<TextLineReader> lines, const std::string& path)
+      : lines_(std::move(lines)), parser_(&diagnostics_) {
+    meta_.source_path = path;
+    meta_.source_format = "text";
+  }
+
+  const TraceMeta& meta() const override { return meta_; }
+  Diagnostics& diagnostics() override { return diagnostics_; }
+  uint64_t bytes_done() const override { return lines_->bytes_done(); }
+  uint64_t bytes_total() const override { return lines_->bytes_total(); }
+
+  bool Next(KvmEvent* event, LostEvents* lost) override {
+    std::string_view line;
+    TextLine tl;
+    while (lines_->NextLine(&line)) {
+      ++line_no_;
+      if (!ParseTextLine(line, &tl)) {
+        int32_t cpu;
+        uint64_t count;
+        if (ParseLostLine(line, &cpu, &count)) {
+          diagnostics_.Bump("text.lost_events", Severity::kDataLoss,
+                            "events the ring buffer lost (\"[LOST n EVENTS]\" lines)", count ? count : 1);
+          pending_lost_ = LostEvents{cpu, last_ts_ns_, count};
+          continue;
+        }
+        if (IsHeaderLine(line)) {
+          NoteHeader(line);
+          continue;
+        }
+        diagnostics_.Bump("text.unparsed_line", Severity::kError,
+                          "lines that are not events of a known text dialect (skipped)");
+        continue;
+      }
+      NoteDialect(tl);
+      if (!IsKvmEvent(tl)) {
+        ++skipped_;
+        continue;
+      }
+      *event = KvmEvent{};
+      event->ts_ns = tl.ts_ns;
+      event->cpu = tl.cpu;
+      event->tid = tl.tid;
+      if (!parser_.Parse(tl.event, tl.body, event)) {
+        diagnostics_.Bump("text.bad_kvm_line", Severity::kError,
+                          "kvm event lines whose text did not parse (skipped)");
+        continue;
+      }
+      if (event->kind == EventKind::kOther) {
+        ++skipped_;  // as the binary decoder does, so every form reports the same events
+        continue;
+      }
+      if (tl.tid != last_tid_) {
+        last_tid_ = tl.tid;
+        if (!meta_.comm_by_tid.count(tl.tid)) meta_.comm_by_tid.emplace(tl.tid, std::string(tl.comm));
+      }
+      if (tl.ts_ns < last_ts_ns_) {
+        diagnostics_.Bump("text.time_backwards", Severity::kInfo, "lines whose timestamp goes backwards");
+      }
+      last_ts_ns_ = tl.ts_ns;
+      if (!meta_.cpu_first_ts_ns.count(tl.cpu)) meta_.cpu_first_ts_ns.emplace(tl.cpu, tl.ts_ns);
+      if (pending_lost_.cpu >= 0) {
+        if (lost) *lost = pending_lost_;
+        pending_lost_ = LostEvents{};
+      }
+      if (meta_.isa_hint == Isa::kUnknown) meta_.isa_hint = parser_.isa();
+      return true;
+    }
+    if (skipped_) {
+      // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
+      diagnostics_.Bump("decode.skipped_events", Severity::kInfo,
+                        "records that are not modeled kvm events (other tracepoints)", skipped_);
+      skipped_ = 0;
+    }
+    if (lines_->truncated() && !truncation_counted_) {
+      truncation_counted_ = true;
+      diagnostics_.Bump("text.truncated_gzip", Severity::kDataLoss,
+                        "the gzip stream ends early or is damaged: events after the cut are missing");
+    }
+    return false;
+  }
+
+ private:
+  // "cpus=2" (trace-cmd report), "#P:2" (kernel trace file header): the CPU count.
+  void NoteHeader(std::string_view line) {
+    if (line.find("# tracer:") != std::string_view::npos) kernel_trace_header_ = true;
+    size_t p = line.find("#P:");
+    size_t skip = 3;
+    if (p == std::string_view::npos && line.starts_with("cpus=")) p = 0, skip = 5;
+    if (p == std::string_view::npos) return;
+    int n = 0;
+    std::from_chars(line.data() + p + skip, line.data() + line.size(), n);
+    if (n > 0) meta_.cpu_count = n;
+  }
+
+  void NoteDialect(const TextLine& tl) {
+    TextDialect d = tl.dialect;
+    if (d == TextDialect::kTraceCmd && kernel_trace_header_) d = TextDialect::kKernelTrace;
+    if (d == dialect_) return;
+    if (dialect_ != TextDialect::kUnknown) {
+      diagnostics_.Bump("text.mixed_dialects", Severity::kInfo, "lines of more than one text dialect");
+      return;
+    }
+    dialect_ = d;
+    meta_.source_format = std::string("text: ") + std::string(TextDialectName(d)) +
+                          (lines_->gzip() ? " (gzip)" : "");
+  }
+
+  std::unique_ptr<TextLineReader> lines_;
+  Diagnostics diagnostics_;
+  TraceMeta meta_;
+  TextKvmParser parser_;
+  TextDialect dialect_ = TextDialect::kUnknown;
+  bool kernel_trace_header_ = false;
+  bool truncation_counted_ = false;
+  uint64_t line_no_ = 0;
+  uint64_t skipped_ = 0;
+  uint64_t last_ts_ns_ = 0;
+  int32_t last_tid_ = -1;
+  LostEvents pending_lost_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path) {
+  auto lines = TextLineReader::Open(path);
+  if (!lines) return lines.error();
+  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path));
+}
+
+Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
+                                                              const std::string& name) {
+  auto lines = TextLineReader::Open(MappedFile::View(bytes, name));
+  if (!lines) return lines.error();
+  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), name));
+}
+
+bool LooksLikeTextTrace(std::string_view head) {
+  int events = 0, other = 0;
+  while (!head.empty() && events + other < 64) {
+    size_t nl = head.find('\n');
+    if (nl == std::string_view::npos) break;  // a cut-off last line proves nothing
+    std::string_view line = head.substr(0, nl);
+    head.remove_prefix(nl + 1);
+    TextLine tl;
+    if (ParseTextLine(line, &tl)) ++events;
+    else if (!IsHeaderLine(line)) ++other;
+  }
+  return events > 0 && events >= other;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,125 @@
+#include "pipeline/tracedat_reader.h"
+
+#include <cstring>
+#include <vector>
+
+#include "format/tracing_data.h"
+#include "sort/cpu_merger.h"
+#include "sources/tracedat/chunk_prefetcher.h"
+#include "base/byte_reader.h"
+#include "sources/mapped_file.h"
+#include "sources/tracedat/ring_buffer_page.h"
+#include "sources/tracedat/tracedat_header.h"
+#include "sources/tracedat/tracedat_pages.h"
+
+namespace exitscope {
+namespace {
+
+// Compressed data below this size is decompressed inline: a thread would cost more than it saves.
+constexpr uint64_t kPrefetchMinBytes = 1 << 20;
+
+class TraceDatReader : public RawEventSource {
+ public:
+  const TraceMeta& meta() const override { return meta_; }
+  const FormatRegistry& formats() const override { return formats_; }
+  Diagnostics& diagnostics() override { return diagnostics_; }
+  uint64_t bytes_done() const override { return counters_.bytes_done; }
+  uint64_t bytes_total() const override { return data_bytes_; }
+
+  bool Next(RawEvent* event, LostEvents* lost) override {
+    if (merger_.Next(event, lost)) return true;
+    if (!finished_) Finish();
+    return false;
+  }
+
+  Status Open(const std::string& path) {
+    auto file = MappedFile::Open(path);
+    if (!file.ok()) return file.error();
+    return Open(std::move(file.value()), path);
+  }
+
+  Status Open(std::unique_ptr<MappedFile> file, const std::string& path) {
+    auto layout = OpenTraceDatShared(std::move(file), path, &shared_, &meta_, &formats_, &diagnostics_);
+    if (!layout.ok()) return layout.error();
+    AddStreams(*layout);
+    return Status::Ok();
+  }
+
+  // A file whose header OpenTraceDatShared already parsed.
+  void Adopt(TraceDatShared shared, TraceMeta meta, FormatRegistry formats, Diagnostics diagnostics,
+             const TraceDatLayout& layout) {
+    shared_ = std::move(shared);
+    meta_ = std::move(meta);
+    formats_ = std::move(formats);
+    diagnostics_ = std::move(diagnostics);
+    AddStreams(layout);
+  }
+
+ private:
+  void AddStreams(const TraceDatLayout& l) {
+    if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
+    for (const auto& c : l.cpus) {
+      if (c.size == 0) continue;
+      data_bytes_ += c.size;
+      auto s = std::make_unique<TraceDatCpuStream>(&shared_, &counters_, c, prefetcher_.get());
+      streams_.push_back(s.get());
+      merger_.Add(std::move(s));
+    }
+    // A second thread pays off once there is more than a few chunks' worth of data.
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start();
+  }
+
+  void Finish() {
+    finished_ = true;
+    for (const TraceDatCpuStream* s : streams_) {
+      if (s->first_ts_ns != ~0ull) KeepEarliestFirstTs(&meta_.cpu_first_ts_ns, s->cpu(), s->first_ts_ns);
+    }
+    counters_.Report(&diagnostics_);
+    if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
+    if (merger_.out_of_order()) {
+      diagnostics_.Bump("sort.out_of_order", Severity::kError,
+                        "records older than one already emitted (a CPU clock stepped back)",
+                        merger_.out_of_order());
+    }
+  }
+
+  TraceDatShared shared_;
+  PageCounters counters_;
+  TraceMeta meta_;
+  FormatRegistry formats_;
+  Diagnostics diagnostics_;
+  CpuMerger merger_;
+  // Declared after merger_ so it stops (and joins its thread) before the streams go away.
+  std::unique_ptr<ChunkPrefetcher> prefetcher_;
+  std::vector<TraceDatCpuStream*> streams_;
+  uint64_t data_bytes_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+bool LooksLikeTraceDat(std::span<const uint8_t> head) {
+  return head.size() >= kTracingMagicSize && std::memcmp(head.data(), kTracingMagic, kTracingMagicSize) == 0;
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
+  auto reader = std::make_unique<TraceDatReader>();
+  if (Status s = reader->Open(path); !s.ok()) return s.error();
+  return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
+std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
+                                                   Diagnostics diagnostics, const TraceDatLayout& layout) {
+  auto reader = std::make_unique<TraceDatReader>();
+  reader->Adopt(std::move(shared), std::move(meta), std::move(formats), std::move(diagnostics), layout);
+  return reader;
+}
+
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
+                                                           const std::string& name) {
+  auto reader = std::make_unique<TraceDatReader>();
+  if (Status s = reader->Open(MappedFile::View(bytes, name), name); !s.ok()) return s.error();
+  return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
+}  // namespace exitscope

@@ -1,0 +1,468 @@
+#include "pipeline/tracedat_slices.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "decode/kvm_decoder.h"
+#include "sort/cpu_merger.h"
+#include "base/byte_reader.h"
+#include "pipeline/tracedat_reader.h"
+#include "sources/tracedat/tracedat_pages.h"
+
+namespace exitscope {
+namespace {
+
+// Page stamps sampled per slice to place the cuts: enough that slices come out about even.
+constexpr uint64_t kSamplesPerSlice = 4;
+// Pages without records a slice's first page steps back over to find a loss marker they hold.
+constexpr uint64_t kMaxRecordlessPages = 64;
+// File pages already read are dropped from the resident set this much at a time.
+constexpr uint64_t kReleaseBytes = 8 << 20;
+// The smallest kvm record a slice is likely to be made of (kvm_entry: 4-byte header, 24-byte payload).
+constexpr uint64_t kSmallestRecordBytes = 28;
+// Slices decoded ahead of the one being handed out, per worker.
+constexpr size_t kAheadPerWorker = 2;
+
+// How one slice walked one CPU's pages: what the checks after the run need.
+struct CpuWalk {
+  uint64_t first_page = 0, last_page = 0;
+  bool stopped_at_hi = false;
+  bool went_back = false;
+  bool start_unsure = false;  // more pages without records before first_page than it looks back over
+  uint64_t first_ts_ns = ~0ull;
+};
+
+struct Slice {
+  uint64_t lo_ns = 0, hi_ns = UINT64_MAX;
+  std::vector<KvmEvent> events;
+  std::vector<LossAt> losses;                             // marker handed out with events[index]
+  LostEvents tail_lost;                                   // after the last event: for the next slice
+  uint64_t skipped = 0;                                   // records that are not kvm events
+  uint64_t out_of_order = 0;
+  PageCounters counters;
+  std::vector<CpuWalk> walks;
+  bool done = false;
+};
+
+class SlicedTraceDatSource : public KvmEventSource {
+ public:
+  ~SlicedTraceDatSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  const TraceMeta& meta() const override { return meta_; }
+  Diagnostics& diagnostics() override { return diagnostics_; }
+  uint64_t bytes_done() const override { return counters_.bytes_done; }
+  uint64_t bytes_total() const override { return data_bytes_; }
+
+  // Opens the file; false in *sliced when it is not worth (or not possible) to slice it.
+  Status Open(const std::string& path, unsigned threads, uint64_t slice_bytes, bool* sliced) {
+    *sliced = false;
+    auto file = MappedFile::Open(path);
+    if (!file.ok()) return file.error();
+    auto layout = OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_);
+    if (!layout.ok()) return layout.error();
+    layout_ = *layout;
+    if (layout->data_compressed || threads < 2) return Status::Ok();
+    for (const auto& c : layout->cpus) {
+      if (c.size == 0) continue;
+      cpus_.push_back(c);
+    }
+    // What the file holds, not what its header claims: a damaged size must not make slices of
+    // nothing (nor billions of samples to place them).
+    for (size_t c = 0; c < cpus_.size(); ++c) data_bytes_ += Pages(c) * shared_.page_size;
+    uint64_t n = data_bytes_ / std::max<uint64_t>(slice_bytes, shared_.page_size);
+    events_per_slice_ = data_bytes_ / std::max<uint64_t>(n, 1) / kSmallestRecordBytes + 1;
+    if (n < 4) return Status::Ok();
+    released_pages_.assign(cpus_.size(), 0);
+    decoder_ = std::make_unique<KvmDecoder>(formats_, meta_.isa_hint, &diagnostics_);
+    Cut(n);
+    *sliced = true;
+    max_ahead_ = kAheadPerWorker * threads;
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+    return Status::Ok();
+  }
+
+  size_t slice_count() const { return slices_.size(); }
+
+  // When Open said not to slice: the sequential reader over what Open parsed (no second parse).
+  std::unique_ptr<KvmEventSource> Sequential() {
+    return MakeDecodingSource(MakeTraceDatReader(std::move(shared_), std::move(meta_), std::move(formats_),
+                                                 std::move(diagnostics_), layout_));
+  }
+
+  bool Next(KvmEvent* event, LostEvents* lost) override {
+    if (lost) lost->cpu = -1;
+    for (;;) {
+      if (cur_ && pos_ < cur_->events.size()) {
+        for (; loss_pos_ < cur_->losses.size() && cur_->losses[loss_pos_].index == pos_; ++loss_pos_) {
+          CombineLost(&carry_lost_, cur_->losses[loss_pos_].lost);
+        }
+        if (carry_lost_.cpu >= 0) {
+          if (lost) *lost = carry_lost_;
+          carry_lost_.cpu = -1;
+        }
+        *event = cur_->events[pos_++];
+        return true;
+      }
+      if (!NextSlice()) return false;
+    }
+  }
+
+  // The rest of the current slice in place (a decoded slice is one batch), its markers re-indexed.
+  bool NextBatch(KvmEventBatch* batch) override {
+    for (;;) {
+      if (cur_ && pos_ < cur_->events.size()) {
+        batch_losses_.clear();
+        for (; loss_pos_ < cur_->losses.size(); ++loss_pos_) {
+          LossAt l = cur_->losses[loss_pos_];
+          l.index -= static_cast<uint32_t>(pos_);
+          if (carry_lost_.cpu >= 0) {  // markers of earlier slices go with this batch's first event
+            if (l.index == 0) CombineLost(&carry_lost_, l.lost);
+            batch_losses_.push_back({0, carry_lost_});
+            carry_lost_.cpu = -1;
+            if (l.index == 0) continue;
+          }
+          batch_losses_.push_back(l);
+        }
+        if (carry_lost_.cpu >= 0) {
+          batch_losses_.push_back({0, carry_lost_});
+          carry_lost_.cpu = -1;
+        }
+        batch->events = std::span<const KvmEvent>(cur_->events).subspan(pos_);
+        batch->losses = batch_losses_;
+        pos_ = cur_->events.size();
+        return true;
+      }
+      if (!NextSlice()) {
+        batch->events = {};
+        batch->losses = {};
+        return false;
+      }
+    }
+  }
+
+ private:
+  // Retires the slice handed out and waits for the next; false after the last.
+  bool NextSlice() {
+    if (cur_) Retire();
+    if (consumed_ == slices_.size()) {
+      if (!finished_) Finish();
+      return false;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return slices_[consumed_].done; });
+    cur_ = &slices_[consumed_];
+    pos_ = loss_pos_ = 0;
+    return true;
+  }
+
+  // Whole pages of CPU c that the file holds (a file cut short holds fewer than its header says).
+  uint64_t Pages(size_t c) const {
+    uint64_t file_size = shared_.file->bytes().size();
+    uint64_t offset = std::min<uint64_t>(cpus_[c].offset, file_size);
+    return std::min<uint64_t>(cpus_[c].size, file_size - offset) / shared_.page_size;
+  }
+
+  // The stamp of page p of CPU c, in ns (0 when the file ends before it). With `fd`, read by pread:
+  // probes far ahead of the walk would otherwise map (and keep resident) 64 KB each.
+  uint64_t PageTs(size_t c, uint64_t p, int fd = -1) const {
+    auto bytes = shared_.file->bytes();
+    const PageLayout& l = shared_.page_layout;
+    uint64_t at = cpus_[c].offset + p * shared_.page_size + l.ts_offset;
+    if (at + l.ts_size > bytes.size() || l.ts_size > 8) return 0;
+    uint8_t buf[8];
+    if (fd < 0 || ::pread(fd, buf, l.ts_size, static_cast<off_t>(at)) != static_cast<ssize_t>(l.ts_size)) {
+      std::memcpy(buf, bytes.data() + at, l.ts_size);
+    }
+    return shared_.clock.ToNs(LoadLe(buf, l.ts_size));
+  }
+
+  // The last page stamped before lo_ns: the first page that may hold a record at or past it. The
+  // samples taken by Cut bracket it, so the probes stay near the pages the slice reads anyway.
+  uint64_t StartPage(size_t c, uint64_t lo_ns) const {
+    if (lo_ns == 0) return 0;
+    const std::vector<PageSample>& sm = samples_[c];
+    // First sample stamped at or past lo_ns: the answer lies before it and after the one before.
+    auto it = std::lower_bound(sm.begin(), sm.end(), lo_ns,
+                               [](const PageSample& a, uint64_t t) { return a.ts_ns < t; });
+    uint64_t lo = it == sm.begin() ? 0 : std::prev(it)->page + 1;
+    uint64_t hi = it == sm.end() ? Pages(c) : it->page;
+    while (lo < hi) {  // count of pages stamped before lo_ns
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (PageTs(c, mid) < lo_ns) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo == 0 ? 0 : lo - 1;
+  }
+
+  // Where the walk of a window from lo_ns starts: StartPage, or earlier over pages without records.
+  // A loss marker on such a page waits for the next record (trace-cmd's and our sequential rule),
+  // which may be this window's first; starting after the page that set it would drop it in both
+  // windows. *unsure: more than kMaxRecordlessPages in a row, not looked at — the cut is not trusted.
+  uint64_t WalkStart(size_t c, uint64_t lo_ns, bool* unsure) const {
+    uint64_t page = StartPage(c, lo_ns);
+    for (uint64_t back = 0; page > 0 && !PageHasRecords(c, page - 1); --page) {
+      if (++back > kMaxRecordlessPages) {
+        *unsure = true;
+        break;
+      }
+    }
+    return page;
+  }
+
+  bool PageHasRecords(size_t c, uint64_t p) const {
+    auto page = shared_.file->bytes().subspan(cpus_[c].offset + p * shared_.page_size, shared_.page_size);
+    RingBufferStats ignored;
+    uint64_t missed = 0;
+    PageWalker walker;
+    PageRecord record;
+    return walker.Begin(page, shared_.page_layout, &ignored, &missed) && walker.Next(&record);
+  }
+
+  // Places n-1 cuts at quantiles of sampled page stamps, so slices hold about the same data.
+  void Cut(uint64_t n) {
+    uint64_t total_pages = 0;
+    for (size_t c = 0; c < cpus_.size(); ++c) total_pages += Pages(c);
+    int fd = ::open(meta_.source_path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::vector<uint64_t> all;
+    samples_.assign(cpus_.size(), {});
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      uint64_t pages = Pages(c);
+      if (pages == 0) continue;
+      uint64_t k = std::max<uint64_t>(1, n * kSamplesPerSlice * pages / std::max<uint64_t>(total_pages, 1));
+      for (uint64_t i = 0; i < k; ++i) {
+        uint64_t page = i * pages / k;
+        samples_[c].push_back({page, PageTs(c, page, fd)});
+        all.push_back(samples_[c].back().ts_ns);
+      }
+    }
+    if (fd >= 0) ::close(fd);
+    std::sort(all.begin(), all.end());
+    std::vector<uint64_t> cuts;
+    for (uint64_t i = 1; i < n && !all.empty(); ++i) {
+      uint64_t t = all[i * all.size() / n];
+      // All ones means "no end" to a window (TimeWindow::Below): never a cut.
+      if (t > 0 && t != UINT64_MAX && (cuts.empty() || t > cuts.back())) cuts.push_back(t);
+    }
+    slices_.resize(cuts.size() + 1);
+    for (size_t i = 0; i < slices_.size(); ++i) {
+      slices_[i].lo_ns = i == 0 ? 0 : cuts[i - 1];
+      slices_[i].hi_ns = i == cuts.size() ? UINT64_MAX : cuts[i];
+    }
+  }
+
+  void Work() {
+    for (;;) {
+      size_t i;
+      std::vector<KvmEvent> buffer;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || next_ >= slices_.size() || next_ < consumed_ + max_ahead_; });
+        if (stop_ || next_ >= slices_.size()) return;
+        i = next_++;
+        if (!free_.empty()) {
+          buffer = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      // Room for a slice of the smallest records up front: growing by doubling copied each slice's
+      // events once or twice and was a tenth of a short report's time. Recycled buffers keep theirs.
+      if (buffer.capacity() == 0) buffer.reserve(events_per_slice_);
+      slices_[i].events = std::move(buffer);
+      Decode(slices_[i]);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        slices_[i].done = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  // Walks, merges and decodes one slice — the sequential reader's loop on a time window.
+  void Decode(Slice& s) {
+    CpuMerger merger;
+    std::vector<TraceDatCpuStream*> streams(cpus_.size(), nullptr);
+    s.walks.resize(cpus_.size());
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      // A CPU without a whole page has nothing to walk; the last window alone counts what is there
+      // (a partial page, data cut short). Hundreds of idle CPUs would otherwise cost a stream each
+      // per slice.
+      if (Pages(c) == 0 && s.hi_ns != UINT64_MAX) continue;
+      TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure)};
+      s.walks[c].first_page = w.first_page;
+      auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w);
+      streams[c] = stream.get();
+      merger.Add(std::move(stream));
+    }
+    RawEvent raw;
+    LostEvents l, acc;
+    acc.cpu = -1;
+    while (merger.Next(&raw, &l)) {
+      CombineLost(&acc, l);
+      s.events.emplace_back();
+      if (!decoder_->Decode(raw, &s.events.back())) {
+        s.events.pop_back();
+        ++s.skipped;
+        continue;
+      }
+      if (acc.cpu >= 0) {
+        s.losses.push_back({static_cast<uint32_t>(s.events.size() - 1), acc});
+        acc.cpu = -1;
+      }
+    }
+    s.tail_lost = acc;
+    s.out_of_order = merger.out_of_order();
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      if (!streams[c]) continue;
+      CpuWalk& w = s.walks[c];
+      w.last_page = streams[c]->last_page_walked();
+      w.stopped_at_hi = streams[c]->stopped_at_hi();
+      w.went_back = streams[c]->went_back();
+      w.first_ts_ns = streams[c]->first_ts_ns;
+    }
+  }
+
+  // The slice handed out: fold its counts in, check it against the one before, recycle its memory.
+  void Retire() {
+    Slice& s = *cur_;
+    CombineLost(&carry_lost_, s.tail_lost);
+    counters_.Add(s.counters);
+    skipped_ += s.skipped;
+    out_of_order_ += s.out_of_order;
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      const CpuWalk& w = s.walks[c];
+      if (w.went_back || w.start_unsure) cut_unsafe_ = true;
+      // No later slice reads below this one's first page: those file pages can leave the resident
+      // set (a mapping's pages count as resident until then). A few MB at a time: each release
+      // interrupts the other core to flush its TLB (~60 us a call), once a slice was 7 % of a report.
+      if ((w.first_page - std::min(w.first_page, released_pages_[c])) * shared_.page_size >= kReleaseBytes) {
+        shared_.file->Release(cpus_[c].offset + released_pages_[c] * shared_.page_size,
+                              (w.first_page - released_pages_[c]) * shared_.page_size);
+        released_pages_[c] = w.first_page;
+      }
+      // The slice before stopped at this slice's start time: this one must have walked from that
+      // page or earlier, else records between the two walks were never looked at.
+      if (consumed_ > 0) {
+        const CpuWalk& prev = slices_[consumed_ - 1].walks[c];
+        if (prev.stopped_at_hi && w.first_page > prev.last_page) cut_unsafe_ = true;
+      }
+      if (w.first_ts_ns != ~0ull) KeepEarliestFirstTs(&first_ts_ns_, cpus_[c].cpu, w.first_ts_ns);
+    }
+    if (consumed_ > 0) slices_[consumed_ - 1].walks = {};
+    std::vector<KvmEvent> buffer = std::move(s.events);
+    buffer.clear();
+    s.losses = {};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(std::move(buffer));
+      ++consumed_;
+    }
+    cv_.notify_all();
+    cur_ = nullptr;
+  }
+
+  void Finish() {
+    finished_ = true;
+    for (const auto& [cpu, ts] : first_ts_ns_) meta_.cpu_first_ts_ns[cpu] = ts;
+    counters_.Report(&diagnostics_);
+    if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
+    if (out_of_order_) {
+      diagnostics_.Bump("sort.out_of_order", Severity::kError,
+                        "records older than one already emitted (a CPU clock stepped back)", out_of_order_);
+    }
+    if (skipped_) {
+      diagnostics_.Bump("decode.skipped_events", Severity::kInfo,
+                        "records that are not modeled kvm events (other tracepoints)", skipped_);
+    }
+    if (cut_unsafe_) {
+      diagnostics_.Bump(kSlicesOutOfOrder, Severity::kError,
+                        "a CPU's time went back, so cutting the trace by time may have misplaced records; "
+                        "read it with --threads 1");
+    }
+  }
+
+  TraceDatShared shared_;
+  TraceDatLayout layout_;
+  TraceMeta meta_;
+  FormatRegistry formats_;
+  Diagnostics diagnostics_;
+  std::unique_ptr<KvmDecoder> decoder_;
+  std::vector<TraceDatCpuData> cpus_;
+  uint64_t data_bytes_ = 0;
+  uint64_t events_per_slice_ = 0;  // capacity a new slice buffer starts with
+  std::vector<Slice> slices_;
+  struct PageSample {
+    uint64_t page, ts_ns;
+  };
+  std::vector<std::vector<PageSample>> samples_;  // per CPU, by page (Cut)
+
+  // Shared with the workers, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t next_ = 0;       // next slice a worker takes
+  size_t consumed_ = 0;   // slices handed out completely
+  size_t max_ahead_ = 0;
+  bool stop_ = false;
+  std::vector<std::vector<KvmEvent>> free_;
+  std::vector<std::thread> workers_;
+
+  // The caller's thread only.
+  Slice* cur_ = nullptr;
+  size_t pos_ = 0, loss_pos_ = 0;
+  std::vector<LossAt> batch_losses_;
+  LostEvents carry_lost_{-1, 0, 0};
+  PageCounters counters_;
+  uint64_t skipped_ = 0, out_of_order_ = 0;
+  std::map<int32_t, uint64_t> first_ts_ns_;
+  std::vector<uint64_t> released_pages_;     // per CPU, pages below this were released  // per CPU, its first record handed out
+  bool cut_unsafe_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
+                                                           uint64_t slice_bytes) {
+  auto sliced = std::make_unique<SlicedTraceDatSource>();
+  bool worth = false;
+  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, &worth); !s.ok()) {
+    return s.error();
+  }
+  if (worth) return std::unique_ptr<KvmEventSource>(std::move(sliced));
+  return sliced->Sequential();
+}
+
+size_t SliceCount(const KvmEventSource& source) {
+  auto* sliced = dynamic_cast<const SlicedTraceDatSource*>(&source);
+  return sliced ? sliced->slice_count() : 0;
+}
+
+bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(kSlicesOutOfOrder) != 0; }
+
+Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
+                                  InputFormat format, const std::function<void(KvmEventSource&)>& read) {
+  read(**source);
+  if (!ReadsAgainSequentially((*source)->diagnostics())) return Status::Ok();
+  auto again = OpenKvmEventSource(path, format, 1);
+  if (!again.ok()) return again.error();
+  *source = std::move(again.value());
+  read(**source);
+  return Status::Ok();
+}
+
+}  // namespace exitscope

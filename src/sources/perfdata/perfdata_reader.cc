@@ -1,0 +1,484 @@
+#include "sources/perfdata/perfdata_reader.h"
+
+#include <cstring>
+
+#include "sources/perfdata/perfdata_format.h"
+
+namespace exitscope {
+
+namespace pd = perfdata;
+
+namespace {
+
+uint64_t Ld64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+uint32_t Ld32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint16_t Ld16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// struct perf_header_string: u32 len (including NUL padding); char str[len].
+bool ReadHeaderString(std::span<const uint8_t> body, size_t* pos, std::string* out) {
+  if (*pos + 4 > body.size()) return false;
+  uint32_t len = Ld32(body.data() + *pos);
+  *pos += 4;
+  if (len > body.size() - *pos) return false;
+  const char* s = reinterpret_cast<const char*>(body.data() + *pos);
+  *out = std::string(s, strnlen(s, len));
+  *pos += len;
+  return true;
+}
+
+std::string ClockName(int32_t clockid) {
+  // include/uapi/linux/time.h clock ids.
+  switch (clockid) {
+    case 0: return "realtime";
+    case 1: return "monotonic";
+    case 4: return "monotonic_raw";
+    case 7: return "boottime";
+    case 11: return "tai";
+    default: return "clockid " + std::to_string(clockid);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path,
+                                                         Diagnostics* diagnostics) {
+  auto in = MappedFile::Open(path);
+  if (!in) return in.error();
+  return Open(std::move(in.value()), diagnostics);
+}
+
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input,
+                                                         Diagnostics* diagnostics) {
+  std::unique_ptr<PerfDataFile> f(new PerfDataFile());
+  f->input_ = std::move(input);
+  f->diagnostics_ = diagnostics;
+  f->meta_.source_path = f->input_->path();
+  if (Status st = f->ParseFileHeader(); !st) return st.error();
+  f->ScanRecords();
+  f->FinishAttrs();
+  f->meta_.source_format = f->pipe_mode_ ? "perf.data (pipe mode)" : "perf.data";
+  // Without attr.use_clockid samples carry perf_clock() (local_clock on x86: per-CPU, not global).
+  if (f->meta_.clock.empty()) f->meta_.clock = "perf";
+  return f;
+}
+
+Status PerfDataFile::ParseFileHeader() {
+  auto bytes = input_->bytes();
+  const std::string& path = input_->path();
+  if (bytes.size() < pd::kPipeHeaderSize) {
+    return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' is too short for a perf.data header",
+                     "the recording was cut off; record again");
+  }
+  uint64_t magic = Ld64(bytes.data());
+  if (magic == pd::kMagicSwapped) {
+    return MakeError(kExitDataErr, "perfdata.foreign-endian",
+                     "'" + path + "' is a big-endian perf.data file", "read it with perf on a big-endian host "
+                     "(perf script) and give exitscope the text");
+  }
+  if (magic != pd::kMagicLe) {
+    return MakeError(kExitDataErr, "perfdata.bad-magic", "'" + path + "' is not a perf.data file (no PERFILE2 magic)",
+                     "omit --format (or use --format auto) to detect the input kind from its content");
+  }
+  uint64_t header_size = Ld64(bytes.data() + 8);
+  if (header_size == pd::kPipeHeaderSize) {
+    pipe_mode_ = true;
+    data_offset_ = pd::kPipeHeaderSize;
+    data_ = bytes.subspan(pd::kPipeHeaderSize);
+    return Status::Ok();
+  }
+  if (header_size < pd::kFileHeaderMinSize || bytes.size() < pd::kFileHeaderMinSize) {
+    return MakeError(kExitDataErr, "perfdata.bad-header",
+                     "'" + path + "' has a perf.data header of unexpected size " + std::to_string(header_size));
+  }
+  const uint8_t* h = bytes.data();
+  uint64_t attr_size = Ld64(h + pd::kHeaderAttrSizeOff);
+  if (Status st = ParseAttrSection(attr_size, Ld64(h + pd::kHeaderAttrsOff), Ld64(h + pd::kHeaderAttrsOff + 8));
+      !st) {
+    return st;
+  }
+  uint64_t data_off = Ld64(h + pd::kHeaderDataOff);
+  uint64_t data_size = Ld64(h + pd::kHeaderDataOff + 8);
+  if (data_off > bytes.size()) {
+    return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' ends before its data section");
+  }
+  if (data_size == 0) {
+    // perf writes the final header only when recording ends; a killed `perf record` leaves size 0
+    // and no feature sections. Read the records up to the end of the file.
+    diagnostics_->Bump("perfdata.unfinished_header", Severity::kDataLoss,
+                       "perf record did not finish the file header (killed?); reading records to EOF");
+    data_size = bytes.size() - data_off;
+  } else if (data_size > bytes.size() - data_off) {
+    diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss,
+                       "the file ends inside its data section (copy cut short?)");
+    data_size = bytes.size() - data_off;
+  }
+  data_offset_ = data_off;
+  data_ = bytes.subspan(data_off, data_size);
+  // Feature sections: an array of {offset, size}, one per set bit, right after the data section.
+  if (data_off + Ld64(h + pd::kHeaderDataOff + 8) <= bytes.size()) {
+    ParseFeatureSections(bytes.subspan(0, header_size));
+  }
+  return Status::Ok();
+}
+
+Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint64_t size) {
+  auto bytes = input_->bytes();
+  // Each entry is a struct perf_file_attr: perf_event_attr, then a perf_file_section locating its
+  // ids; the header's attr_size counts both.
+  if (attr_size < pd::kAttrMinSize + 16 || offset > bytes.size() || size > bytes.size() - offset) {
+    return MakeError(kExitDataErr, "perfdata.bad-attrs", "'" + input_->path() + "' has a damaged attrs section");
+  }
+  uint64_t attr_bytes = attr_size - 16;
+  // Written so that a huge attr_size cannot wrap around (found by fuzz/perfdata_fuzzer).
+  for (uint64_t pos = offset; attr_size <= offset + size - pos; pos += attr_size) {
+    uint64_t ids_off = Ld64(bytes.data() + pos + attr_bytes);
+    uint64_t ids_size = Ld64(bytes.data() + pos + attr_bytes + 8);
+    std::span<const uint8_t> ids;
+    if (ids_off <= bytes.size() && ids_size <= bytes.size() - ids_off) ids = bytes.subspan(ids_off, ids_size);
+    AddAttr(bytes.subspan(pos, attr_bytes), ids);
+  }
+  return Status::Ok();
+}
+
+void PerfDataFile::AddAttr(std::span<const uint8_t> a, std::span<const uint8_t> id_bytes) {
+  if (a.size() < pd::kAttrMinSize) {
+    diagnostics_->Bump("perfdata.bad_attr", Severity::kError, "a perf_event_attr shorter than its first version");
+    return;
+  }
+  PerfAttr attr;
+  attr.type = Ld32(a.data() + pd::kAttrTypeOff);
+  attr.config = Ld64(a.data() + pd::kAttrConfigOff);
+  attr.sample_type = Ld64(a.data() + pd::kAttrSampleTypeOff);
+  attr.read_format = Ld64(a.data() + pd::kAttrReadFormatOff);
+  uint64_t flags = Ld64(a.data() + pd::kAttrFlagsOff);
+  attr.sample_id_all = flags & pd::kAttrFlagSampleIdAll;
+  if ((flags & pd::kAttrFlagUseClockId) && a.size() >= pd::kAttrClockIdOff + 4) {
+    meta_.clock = ClockName(static_cast<int32_t>(Ld32(a.data() + pd::kAttrClockIdOff)));
+  }
+  for (size_t i = 0; i + 8 <= id_bytes.size(); i += 8) attr.ids.push_back(Ld64(id_bytes.data() + i));
+  attrs_.push_back(std::move(attr));
+}
+
+void PerfDataFile::ParseFeatureSections(std::span<const uint8_t> header) {
+  auto bytes = input_->bytes();
+  uint64_t table = data_offset_ + data_.size();
+  int n = 0;
+  for (int bit = 0; bit < pd::kFeatureBits; ++bit) {
+    uint64_t word = Ld64(header.data() + pd::kHeaderFeaturesOff + (bit / 64) * 8);
+    if (!(word >> (bit % 64) & 1)) continue;
+    uint64_t entry = table + static_cast<uint64_t>(n++) * 16;
+    if (entry + 16 > bytes.size()) {
+      diagnostics_->Bump("perfdata.missing_features", Severity::kInfo,
+                         "the header lists feature sections the file does not hold");
+      return;
+    }
+    uint64_t off = Ld64(bytes.data() + entry), size = Ld64(bytes.data() + entry + 8);
+    if (off > bytes.size() || size > bytes.size() - off) {
+      diagnostics_->Bump("perfdata.bad_feature", Severity::kError, "a feature section points past the file end");
+      continue;
+    }
+    ParseFeature(bit, bytes.subspan(off, size));
+  }
+}
+
+void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
+  size_t pos = 0;
+  std::string s;
+  switch (feature) {
+    case pd::kFeatTracingData:
+      tracing_data_ = body;
+      break;
+    case pd::kFeatHostname:
+      if (ReadHeaderString(body, &pos, &s)) meta_.hostname = s;
+      break;
+    case pd::kFeatOsRelease:
+      if (ReadHeaderString(body, &pos, &s)) meta_.kernel = s;
+      break;
+    case pd::kFeatArch:
+      if (ReadHeaderString(body, &pos, &s)) meta_.arch = s;
+      break;
+    case pd::kFeatNrCpus:
+      // u32 nr_cpus_available, u32 nr_cpus_online.
+      if (body.size() >= 4) meta_.cpu_count = static_cast<int>(Ld32(body.data()));
+      break;
+    case pd::kFeatCpuDesc:
+      if (ReadHeaderString(body, &pos, &s)) {
+        meta_.cpu_description = meta_.cpu_description.empty() ? s : s + " " + meta_.cpu_description;
+      }
+      break;
+    case pd::kFeatCpuId:
+      // x86: "vendor,family,model,stepping" (tools/perf/arch/x86/util/header.c).
+      if (ReadHeaderString(body, &pos, &s)) {
+        if (s.starts_with("AuthenticAMD") || s.starts_with("HygonGenuine")) meta_.isa_hint = Isa::kSvm;
+        if (s.starts_with("GenuineIntel")) meta_.isa_hint = Isa::kVmx;
+        meta_.cpu_description += meta_.cpu_description.empty() ? s : " (" + s + ")";
+      }
+      break;
+    case pd::kFeatCmdline: {
+      if (body.size() < 4) break;
+      uint32_t nr = Ld32(body.data());
+      pos = 4;
+      std::string cmd;
+      for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
+      meta_.record_command = cmd;
+      break;
+    }
+    case pd::kFeatEventDesc: {
+      // u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string name, u64 ids[nr_ids].
+      if (body.size() < 8) break;
+      uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
+      pos = 8;
+      for (uint32_t i = 0; i < nr; ++i) {
+        if (pos + attr_size + 4 > body.size()) break;
+        pos += attr_size;
+        uint32_t nr_ids = Ld32(body.data() + pos);
+        pos += 4;
+        if (!ReadHeaderString(body, &pos, &s)) break;
+        if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
+        uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
+        pos += uint64_t{nr_ids} * 8;
+        for (auto& a : attrs_) {
+          if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
+        }
+        if (nr_ids == 0 && i < attrs_.size()) attrs_[i].name = s;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void PerfDataFile::ScanRecords() {
+  const uint8_t* base = data_.data();
+  size_t end = data_.size();
+  size_t pos = 0;
+  while (pos < end) {
+    if (end - pos < pd::kRecordHeaderSize) {
+      diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss, "the data section ends inside a record");
+      break;
+    }
+    const uint8_t* r = base + pos;
+    uint32_t type = Ld32(r);
+    uint16_t size = Ld16(r + 6);
+    if (size < pd::kRecordHeaderSize || size > end - pos) {
+      diagnostics_->Bump(size < pd::kRecordHeaderSize ? "perfdata.bad_record" : "perfdata.truncated",
+                         Severity::kDataLoss, "records after this point are unreadable (damaged or cut-off file)");
+      break;
+    }
+    std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
+    size_t next = pos + size;
+    switch (type) {
+      case pd::kRecordSample:
+        ++stats_.samples;
+        break;
+      case pd::kRecordComm:
+        // u32 pid, tid; char comm[].
+        if (body.size() >= 9) {
+          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
+          const char* c = reinterpret_cast<const char*>(body.data() + 8);
+          meta_.comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
+          meta_.tgid_by_tid[tid] = pid;
+        }
+        break;
+      case pd::kRecordFork:
+        // u32 pid, ppid, tid, ptid; u64 time. A new thread carries its parent's comm until COMM.
+        if (body.size() >= 16) {
+          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
+          int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
+          meta_.tgid_by_tid[tid] = pid;
+          if (!meta_.comm_by_tid.count(tid) && meta_.comm_by_tid.count(ptid)) {
+            meta_.comm_by_tid[tid] = meta_.comm_by_tid[ptid];
+          }
+        }
+        break;
+      case pd::kRecordLost:
+        // u64 id; u64 lost.
+        ++stats_.lost_records;
+        if (body.size() >= 16) stats_.lost_events += Ld64(body.data() + 8);
+        break;
+      case pd::kRecordLostSamples:
+        ++stats_.lost_records;
+        if (body.size() >= 8) stats_.lost_events += Ld64(body.data());
+        break;
+      case pd::kRecordFinishedRound:
+        ++stats_.finished_rounds;
+        break;
+      case pd::kRecordCompressed:
+        ++stats_.compressed_records;
+        break;
+      case pd::kRecordHeaderAttr:
+        // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
+        if (body.size() >= pd::kAttrMinSize) {
+          uint32_t attr_size = Ld32(body.data() + pd::kAttrSizeOff);
+          if (attr_size < pd::kAttrMinSize || attr_size > body.size()) attr_size = pd::kAttrMinSize;
+          AddAttr(body.subspan(0, attr_size), body.subspan(attr_size));
+        }
+        break;
+      case pd::kRecordHeaderTracingData:
+        // Pipe mode: u32 size; the tracing data follows the record, padded to 8 bytes.
+        if (body.size() >= 4) {
+          uint64_t tsize = Ld32(body.data());
+          uint64_t padded = (tsize + 7) & ~uint64_t{7};
+          if (padded > end - next) {
+            diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss, "the file ends inside its tracing data");
+            pos = end;
+            continue;
+          }
+          tracing_data_ = std::span<const uint8_t>(base + next, tsize);
+          next += padded;
+        }
+        break;
+      case pd::kRecordHeaderFeature:
+        // Pipe mode: u64 feature id, then the same body as a file-mode feature section.
+        if (body.size() >= 8) ParseFeature(static_cast<int>(Ld64(body.data())), body.subspan(8));
+        break;
+      default:
+        break;
+    }
+    pos = next;
+  }
+  records_end_ = pos;
+  if (stats_.lost_events || stats_.lost_records) {
+    diagnostics_->Bump("perfdata.lost_events", Severity::kDataLoss,
+                       "events perf dropped (PERF_RECORD_LOST / LOST_SAMPLES): raise `perf record -m`",
+                       stats_.lost_events ? stats_.lost_events : stats_.lost_records);
+  }
+  if (stats_.compressed_records) {
+    diagnostics_->Bump("perfdata.compressed_unsupported", Severity::kDataLoss,
+                       "zstd-compressed records (perf record -z) are not read: record without -z or "
+                       "`perf inject -i IN -o OUT` to decompress", stats_.compressed_records);
+  }
+}
+
+void PerfDataFile::FinishAttrs() {
+  if (attrs_.empty()) return;
+  uint64_t st = attrs_[0].sample_type;
+  for (uint32_t i = 0; i < attrs_.size(); ++i) {
+    if (attrs_[i].sample_type != st) uniform_sample_type_ = false;
+    for (uint64_t id : attrs_[i].ids) attr_by_id_[id] = i;
+  }
+  // The id's position must not depend on the attr (perf requires it too: evlist id_pos).
+  if (st & pd::kSampleIdentifier) {
+    id_pos_ = 0;
+  } else if (st & pd::kSampleId) {
+    id_pos_ = !!(st & pd::kSampleIp) + !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) +
+              !!(st & pd::kSampleAddr);
+  }
+}
+
+bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) const {
+  if (attrs_.empty()) return false;
+  const PerfAttr* attr = &attrs_[0];
+  if (!uniform_sample_type_ && id_pos_ >= 0) {
+    if (body.size() < static_cast<size_t>(id_pos_ + 1) * 8) return false;
+    auto it = attr_by_id_.find(Ld64(body.data() + id_pos_ * 8));
+    if (it == attr_by_id_.end()) return false;
+    attr = &attrs_[it->second];
+  }
+  uint64_t st = attr->sample_type;
+  const uint8_t* p = body.data();
+  const uint8_t* end = p + body.size();
+  auto need = [&](size_t n) { return static_cast<size_t>(end - p) >= n; };
+  // Fields in the order of perf.data-file-format.txt / perf_event.h's PERF_RECORD_SAMPLE.
+  if (st & pd::kSampleIdentifier) {
+    if (!need(8)) return false;
+    out->id = Ld64(p), p += 8;
+  }
+  if (st & pd::kSampleIp) {
+    if (!need(8)) return false;
+    p += 8;
+  }
+  if (st & pd::kSampleTid) {
+    if (!need(8)) return false;
+    out->pid = static_cast<int32_t>(Ld32(p)), out->tid = static_cast<int32_t>(Ld32(p + 4)), p += 8;
+  }
+  if (st & pd::kSampleTime) {
+    if (!need(8)) return false;
+    out->ts_ns = Ld64(p), p += 8;
+  }
+  if (st & pd::kSampleAddr) {
+    if (!need(8)) return false;
+    p += 8;
+  }
+  if (st & pd::kSampleId) {
+    if (!need(8)) return false;
+    out->id = Ld64(p), p += 8;
+  }
+  if (st & pd::kSampleStreamId) {
+    if (!need(8)) return false;
+    p += 8;
+  }
+  if (st & pd::kSampleCpu) {
+    if (!need(8)) return false;
+    out->cpu = static_cast<int32_t>(Ld32(p)), p += 8;
+  }
+  if (st & pd::kSamplePeriod) {
+    if (!need(8)) return false;
+    p += 8;
+  }
+  if (st & pd::kSampleRead) {
+    uint64_t rf = attr->read_format;
+    uint64_t per_value = 8 + ((rf & pd::kReadId) ? 8 : 0) + ((rf & pd::kReadLost) ? 8 : 0);
+    uint64_t times = ((rf & pd::kReadTotalTimeEnabled) ? 8 : 0) + ((rf & pd::kReadTotalTimeRunning) ? 8 : 0);
+    if (rf & pd::kReadGroup) {
+      if (!need(8)) return false;
+      uint64_t nr = Ld64(p);
+      if (nr > body.size()) return false;
+      p += 8;
+      if (!need(times + nr * per_value)) return false;
+      p += times + nr * per_value;
+    } else {
+      if (!need(times + per_value)) return false;
+      p += times + per_value;
+    }
+  }
+  if (st & pd::kSampleCallchain) {
+    if (!need(8)) return false;
+    uint64_t nr = Ld64(p);
+    p += 8;
+    if (nr > body.size() / 8 || !need(nr * 8)) return false;
+    p += nr * 8;
+  }
+  if (st & pd::kSampleRaw) {
+    // u32 size; char data[size]; the record is padded to u64 after it.
+    if (!need(4)) return false;
+    uint32_t size = Ld32(p);
+    p += 4;
+    if (!need(size)) return false;
+    out->raw = std::span<const uint8_t>(p, size);
+  }
+  // Later fields (BRANCH_STACK, REGS_USER, … CGROUP) follow RAW; a tracepoint reader needs none.
+  out->attr = attr;
+  return true;
+}
+
+bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu) const {
+  if (attrs_.empty() || !attrs_[0].sample_id_all) return false;
+  uint64_t st = attrs_[0].sample_type;
+  // struct sample_id: {pid,tid} {time} {id} {stream_id} {cpu,res} {identifier}, at the record end.
+  size_t n = !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) + !!(st & pd::kSampleId) +
+             !!(st & pd::kSampleStreamId) + !!(st & pd::kSampleCpu) + !!(st & pd::kSampleIdentifier);
+  if (body.size() < n * 8) return false;
+  const uint8_t* p = body.data() + body.size() - n * 8;
+  if (st & pd::kSampleTid) p += 8;
+  if (st & pd::kSampleTime) *ts_ns = Ld64(p), p += 8;
+  if (st & pd::kSampleId) p += 8;
+  if (st & pd::kSampleStreamId) p += 8;
+  if (st & pd::kSampleCpu) *cpu = static_cast<int32_t>(Ld32(p));
+  return true;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,103 @@
+// perf.data (file mode and pipe mode) cut into what exitscope needs: the event attrs with their ids,
+// the embedded tracing data (tracepoint formats), the header features (kernel, CPU, command line),
+// thread names from COMM/FORK records, and a cursor over the data records that parses
+// PERF_RECORD_SAMPLE into {time, cpu, tid, RAW tracepoint payload}.
+// In: the mapped file. Out: PerfDataFile (metadata) + RecordCursor (records in FILE order — perf
+// writes them only roughly time-ordered; perfdata_source.cc sorts them by rounds).
+// Assumption: a little-endian host; a big-endian (swapped-magic) file is detected and refused.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/diagnostics.h"
+#include "base/result.h"
+#include "model/trace_meta.h"
+#include "sources/mapped_file.h"
+
+namespace exitscope {
+
+struct PerfAttr {
+  uint32_t type = 0;
+  uint64_t config = 0;       // PERF_TYPE_TRACEPOINT: the tracepoint id (= common_type)
+  uint64_t sample_type = 0;
+  uint64_t read_format = 0;
+  bool sample_id_all = false;
+  std::string name;          // "kvm:kvm_exit" from HEADER_EVENT_DESC, when present
+  std::vector<uint64_t> ids;
+};
+
+// One PERF_RECORD_SAMPLE, fields per the attr's sample_type (absent ones keep these defaults).
+struct PerfSample {
+  uint64_t ts_ns = 0;
+  int32_t pid = -1, tid = -1;
+  int32_t cpu = -1;
+  uint64_t id = 0;
+  const PerfAttr* attr = nullptr;
+  std::span<const uint8_t> raw;  // tracepoint record starting at common_type; empty without RAW
+};
+
+// Counts from the open-time pass over every record header.
+struct PerfRecordStats {
+  uint64_t samples = 0;
+  uint64_t lost_records = 0;
+  uint64_t lost_events = 0;       // sum of PERF_RECORD_LOST.lost and LOST_SAMPLES.lost
+  uint64_t finished_rounds = 0;
+  uint64_t compressed_records = 0;  // perf record -z: not decompressed (counted as loss)
+};
+
+class PerfDataFile {
+ public:
+  static Result<std::unique_ptr<PerfDataFile>> Open(const std::string& path, Diagnostics* diagnostics);
+  // The same over an already opened input (MappedFile::View for fuzzers and tests).
+  static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics);
+
+  bool pipe_mode() const { return pipe_mode_; }
+  const std::vector<PerfAttr>& attrs() const { return attrs_; }
+  // The HEADER_TRACING_DATA bytes (same layout as trace-cmd's tracing data); empty when absent.
+  std::span<const uint8_t> tracing_data() const { return tracing_data_; }
+  const TraceMeta& meta() const { return meta_; }
+  TraceMeta& mutable_meta() { return meta_; }
+  const PerfRecordStats& stats() const { return stats_; }
+  std::span<const uint8_t> data() const { return data_; }  // the data section (pipe: the stream)
+  uint64_t data_offset() const { return data_offset_; }
+  // Where the readable records end inside data() (before a cut-off or damaged record).
+  size_t records_end() const { return records_end_; }
+  uint64_t file_size() const { return input_->bytes().size(); }
+
+  // Parses a SAMPLE record body (after the 8-byte header). False when it is shorter than its
+  // sample_type says (counted by the caller).
+  bool ParseSample(std::span<const uint8_t> body, PerfSample* out) const;
+  // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
+  bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu) const;
+
+ private:
+  PerfDataFile() = default;
+  Status ParseFileHeader();
+  Status ParseAttrSection(uint64_t attr_size, uint64_t offset, uint64_t size);
+  void ParseFeatureSections(std::span<const uint8_t> header);
+  void ParseFeature(int feature, std::span<const uint8_t> body);
+  void AddAttr(std::span<const uint8_t> attr_bytes, std::span<const uint8_t> id_bytes);
+  void ScanRecords();  // metadata pass: COMM/FORK/EXIT, pipe-mode HEADER_* records, counts
+  void FinishAttrs();
+
+  std::unique_ptr<MappedFile> input_;
+  Diagnostics* diagnostics_ = nullptr;
+  bool pipe_mode_ = false;
+  std::vector<PerfAttr> attrs_;
+  std::unordered_map<uint64_t, uint32_t> attr_by_id_;
+  bool uniform_sample_type_ = true;  // every attr has attrs_[0]'s sample_type: no id lookup needed
+  int id_pos_ = -1;                  // u64 index of the id in a SAMPLE body, -1 when absent
+  std::span<const uint8_t> tracing_data_;
+  std::span<const uint8_t> data_;
+  uint64_t data_offset_ = 0;
+  size_t records_end_ = 0;
+  TraceMeta meta_;
+  PerfRecordStats stats_;
+};
+
+}  // namespace exitscope

@@ -1,0 +1,23 @@
+// perf.data as a RawEventSource: the tracepoint formats come from the file's own tracing data
+// (HEADER_TRACING_DATA, parsed by decode/tracing_data), records from PerfSampleStream in time order.
+// In: a path. Out: RawEvents {ts, cpu, sample tid, RAW payload}; MakeDecodingSource turns them into
+// KvmEvents. Assumption: the recording used tracepoints (perf record -e 'kvm:*' / perf kvm stat
+// record); a perf.data without tracing data is refused with a hint.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "sources/raw_event_source.h"
+#include "base/result.h"
+
+namespace exitscope {
+
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path);
+// The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
+                                                             const std::string& name);
+
+}  // namespace exitscope

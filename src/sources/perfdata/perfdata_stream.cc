@@ -1,0 +1,126 @@
+#include "sources/perfdata/perfdata_stream.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "sources/perfdata/perfdata_format.h"
+
+namespace exitscope {
+
+namespace pd = perfdata;
+
+PerfSampleStream::PerfSampleStream(const PerfDataFile* file, Diagnostics* diagnostics)
+    : file_(file), diagnostics_(diagnostics) {}
+
+bool PerfSampleStream::Refill() {
+  // Drop what was emitted; the rest (already sorted) stays at the front.
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(ready_end_));
+  ready_begin_ = ready_end_ = 0;
+  auto data = file_->data();
+  const size_t end = file_->records_end();
+  bool round_end = false;
+  while (pos_ < end && !round_end) {
+    const uint8_t* r = data.data() + pos_;
+    uint32_t type;
+    uint16_t size;
+    std::memcpy(&type, r, 4);
+    std::memcpy(&size, r + 6, 2);
+    std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
+    size_t next = pos_ + size;
+    switch (type) {
+      case pd::kRecordSample: {
+        PerfSample s;
+        if (!file_->ParseSample(body, &s)) {
+          diagnostics_->Bump("perfdata.bad_sample", Severity::kError,
+                             "PERF_RECORD_SAMPLE shorter than its sample_type says (skipped)");
+          break;
+        }
+        if (s.raw.size() < 2) {
+          diagnostics_->Bump("perfdata.sample_without_raw", Severity::kInfo,
+                             "samples without a tracepoint payload (not a tracepoint event; skipped)");
+          break;
+        }
+        max_ts_ns_ = std::max(max_ts_ns_, s.ts_ns);
+        pending_.push_back({s.ts_ns, pos_, s.cpu, s.tid, static_cast<uint32_t>(s.raw.size()),
+                            static_cast<uint32_t>(s.raw.data() - r)});
+        break;
+      }
+      case pd::kRecordLost:
+      case pd::kRecordLostSamples: {
+        uint64_t ts = max_ts_ns_;
+        int32_t cpu = -1;
+        file_->ParseSampleIdTrailer(body, &ts, &cpu);
+        pending_.push_back({ts, pos_, cpu, -1, kLostMarker, 0});
+        break;
+      }
+      case pd::kRecordFinishedRound:
+        round_end = true;
+        break;
+      case pd::kRecordHeaderTracingData:
+        // Pipe mode: the tracing data follows the record (see PerfDataFile::ScanRecords).
+        if (body.size() >= 4) {
+          uint32_t tsize;
+          std::memcpy(&tsize, body.data(), 4);
+          next += (uint64_t{tsize} + 7) & ~uint64_t{7};
+        }
+        break;
+      default:
+        break;
+    }
+    pos_ = next;
+  }
+  if (pending_.empty()) return pos_ < end;
+  auto by_time = [](const Pending& a, const Pending& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
+  };
+  std::sort(pending_.begin(), pending_.end(), by_time);
+  if (pos_ >= end) {
+    ready_end_ = pending_.size();  // the end: everything may go
+  } else if (have_flush_limit_) {
+    ready_end_ = static_cast<size_t>(
+        std::upper_bound(pending_.begin(), pending_.end(), flush_limit_ns_,
+                         [](uint64_t ts, const Pending& p) { return ts < p.ts_ns; }) -
+        pending_.begin());
+  }
+  flush_limit_ns_ = max_ts_ns_;
+  have_flush_limit_ = true;
+  return true;
+}
+
+bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {
+  for (;;) {
+    while (ready_begin_ < ready_end_) {
+      const Pending& p = pending_[ready_begin_++];
+      const uint8_t* rec = file_->data().data() + p.offset;
+      if (p.raw_size == kLostMarker) {
+        uint32_t type;
+        std::memcpy(&type, rec, 4);
+        // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
+        uint64_t count;
+        std::memcpy(&count, rec + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0), 8);
+        // Without sample_id_all the CPU is unknown: report it on CPU 0 rather than not at all.
+        pending_lost_.cpu = std::max(p.cpu, 0);
+        pending_lost_.ts_ns = p.ts_ns;
+        pending_lost_.count += count;
+        continue;
+      }
+      if (p.ts_ns < last_emitted_ns_) {
+        diagnostics_->Bump("perfdata.out_of_order", Severity::kInfo,
+                           "samples that arrived after a later round was flushed (emitted late)");
+      }
+      last_emitted_ns_ = std::max(last_emitted_ns_, p.ts_ns);
+      out->ts_ns = p.ts_ns;
+      out->cpu = p.cpu;
+      out->tid = p.tid;
+      out->raw = std::span<const uint8_t>(rec + p.raw_off, p.raw_size);
+      if (pending_lost_.cpu >= 0) {
+        if (lost) *lost = pending_lost_;
+        pending_lost_ = LostEvents{};
+      }
+      return true;
+    }
+    if (!Refill()) return false;
+  }
+}
+
+}  // namespace exitscope

@@ -1,0 +1,60 @@
+// Time-orders perf.data's tracepoint samples. perf writes each CPU's mmap buffer in turn, so records
+// are only roughly time-ordered; like perf's own ordered_events, we buffer a round's records and,
+// at each PERF_RECORD_FINISHED_ROUND, emit those not later than the newest timestamp seen before the
+// previous round marker (no later record can precede them). Files without round markers are sorted
+// whole at the end. In: a PerfDataFile. Out: samples with a RAW payload, and loss markers, in time
+// order. Assumption: the file stays mapped; payloads are spans into it (no per-event allocation —
+// the pending buffer is reused across rounds).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/diagnostics.h"
+#include "model/event_source.h"
+#include "sources/perfdata/perfdata_reader.h"
+
+namespace exitscope {
+
+struct PerfTimedSample {
+  uint64_t ts_ns = 0;
+  int32_t cpu = -1;
+  int32_t tid = -1;
+  std::span<const uint8_t> raw;  // tracepoint record (common_type first)
+};
+
+class PerfSampleStream {
+ public:
+  PerfSampleStream(const PerfDataFile* file, Diagnostics* diagnostics);
+  // Next sample in time order; false at the end. Loss seen since the previous sample is reported
+  // through *lost (lost->cpu >= 0) with the sample; *lost is left untouched otherwise.
+  bool Next(PerfTimedSample* out, LostEvents* lost);
+  uint64_t bytes_done() const { return pos_; }
+
+ private:
+  struct Pending {
+    uint64_t ts_ns;
+    uint64_t offset;   // of the record inside data(): ties keep file order
+    int32_t cpu;
+    int32_t tid;
+    uint32_t raw_size;  // kLostMarker for a loss record
+    uint32_t raw_off;   // raw payload offset inside the record
+  };
+  static constexpr uint32_t kLostMarker = 0xffffffffu;
+  // Reads records up to the next round marker (or the end); returns false when nothing is left.
+  bool Refill();
+
+  const PerfDataFile* file_;
+  Diagnostics* diagnostics_;
+  size_t pos_ = 0;
+  std::vector<Pending> pending_;
+  size_t ready_begin_ = 0, ready_end_ = 0;
+  uint64_t flush_limit_ns_ = 0;    // records at or before this time may be emitted
+  bool have_flush_limit_ = false;
+  uint64_t max_ts_ns_ = 0;         // newest timestamp read so far
+  uint64_t last_emitted_ns_ = 0;
+  LostEvents pending_lost_;        // loss read since the last emitted sample
+};
+
+}  // namespace exitscope

@@ -1,0 +1,156 @@
+#include "sources/text/text_line_parser.h"
+
+#include <charconv>
+
+namespace exitscope {
+
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::string_view TrimLeft(std::string_view s) {
+  size_t i = s.find_first_not_of(" \t");
+  return i == std::string_view::npos ? std::string_view() : s.substr(i);
+}
+std::string_view TrimRight(std::string_view s) {
+  size_t i = s.find_last_not_of(" \t\r");
+  return i == std::string_view::npos ? std::string_view() : s.substr(0, i + 1);
+}
+
+template <typename T>
+bool ParseDec(std::string_view s, T* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Finds " [ddd]" — the CPU column — and returns its '[' position.
+size_t FindCpuColumn(std::string_view line, int32_t* cpu) {
+  size_t from = 0;
+  for (;;) {
+    size_t b = line.find('[', from);
+    if (b == std::string_view::npos) return b;
+    size_t e = b + 1;
+    while (e < line.size() && IsDigit(line[e])) ++e;
+    if (e > b + 1 && e < line.size() && line[e] == ']' && b > 0 && line[b - 1] == ' ' &&
+        ParseDec(line.substr(b + 1, e - b - 1), cpu)) {
+      return b;
+    }
+    from = b + 1;
+  }
+}
+
+// "14.789538" → ns; any number of fraction digits.
+bool ParseTimestamp(std::string_view s, uint64_t* ts_ns, uint32_t* frac_digits) {
+  size_t dot = s.find('.');
+  uint64_t sec = 0, frac = 0;
+  if (dot == std::string_view::npos) {
+    if (!ParseDec(s, &sec)) return false;
+    *ts_ns = sec * 1000000000ULL;
+    *frac_digits = 0;
+    return true;
+  }
+  std::string_view f = s.substr(dot + 1);
+  if (f.empty() || f.size() > 9 || !ParseDec(s.substr(0, dot), &sec) || !ParseDec(f, &frac)) return false;
+  static constexpr uint64_t kScale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
+                                        10000,      1000,      100,      10,      1};
+  *ts_ns = sec * 1000000000ULL + frac * kScale[f.size()];
+  *frac_digits = static_cast<uint32_t>(f.size());
+  return true;
+}
+
+// A latency-flags column such as "d..1." or "dNh2." (kernel trace, irq-info on).
+bool LooksFlags(std::string_view tok) {
+  if (tok.size() < 4 || tok.size() > 6) return false;
+  for (char c : tok) {
+    if (!(c == '.' || IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+  }
+  return tok.find('.') != std::string_view::npos || tok.size() == 5;
+}
+
+}  // namespace
+
+std::string_view TextDialectName(TextDialect d) {
+  switch (d) {
+    case TextDialect::kKernelTrace: return "kernel trace";
+    case TextDialect::kTraceCmd: return "trace-cmd report";
+    case TextDialect::kPerfScript: return "perf script";
+    default: return "unknown";
+  }
+}
+
+bool ParseTextLine(std::string_view line, TextLine* out) {
+  int32_t cpu = -1;
+  size_t b = FindCpuColumn(line, &cpu);
+  if (b == std::string_view::npos) return false;
+  out->cpu = cpu;
+  // Left of the CPU: "comm-pid", "comm-pid (tgid)" or "comm tid" / "comm pid/tid" (perf script).
+  std::string_view left = TrimRight(TrimLeft(line.substr(0, b)));
+  if (!left.empty() && left.back() == ')') {
+    size_t open = left.rfind('(');
+    if (open == std::string_view::npos) return false;
+    left = TrimRight(left.substr(0, open));
+  }
+  size_t sep = left.find_last_of(" -/");
+  if (sep == std::string_view::npos || sep + 1 >= left.size()) return false;
+  if (!ParseDec(left.substr(sep + 1), &out->tid)) return false;
+  bool perf_style = left[sep] != '-';
+  out->comm = left.substr(0, sep);
+  if (left[sep] == '/') {  // perf script -F pid,tid: "comm pid/tid"
+    size_t sp = out->comm.find_last_of(' ');
+    out->comm = sp == std::string_view::npos ? std::string_view() : out->comm.substr(0, sp);
+  }
+  out->comm = TrimRight(out->comm);
+  size_t e = line.find(']', b);
+  std::string_view rest = TrimLeft(line.substr(e + 1));
+  // Optional flags column, then "ts:".
+  size_t sp = rest.find(' ');
+  if (sp == std::string_view::npos) return false;
+  std::string_view tok = rest.substr(0, sp);
+  bool has_flags = false;
+  if (tok.back() != ':' && LooksFlags(tok)) {
+    has_flags = true;
+    rest = TrimLeft(rest.substr(sp));
+    sp = rest.find(' ');
+    if (sp == std::string_view::npos) return false;
+    tok = rest.substr(0, sp);
+  }
+  if (tok.size() < 2 || tok.back() != ':' || !ParseTimestamp(tok.substr(0, tok.size() - 1), &out->ts_ns,
+                                                              &out->ts_frac_digits)) {
+    return false;
+  }
+  rest = TrimLeft(rest.substr(sp));
+  // "event: body" or "sys:event: body" (perf script).
+  size_t colon_sp = rest.find(": ");
+  std::string_view name;
+  if (colon_sp == std::string_view::npos) {
+    if (rest.empty() || rest.back() != ':') return false;
+    name = rest.substr(0, rest.size() - 1);
+    out->body = {};
+  } else {
+    name = rest.substr(0, colon_sp);
+    out->body = TrimRight(TrimLeft(rest.substr(colon_sp + 2)));
+  }
+  if (name.empty() || name.find(' ') != std::string_view::npos) return false;
+  size_t c = name.find(':');
+  out->system = c == std::string_view::npos ? std::string_view() : name.substr(0, c);
+  out->event = c == std::string_view::npos ? name : name.substr(c + 1);
+  out->dialect = perf_style ? TextDialect::kPerfScript
+                 : has_flags ? TextDialect::kKernelTrace
+                             : TextDialect::kTraceCmd;
+  return true;
+}
+
+bool ParseLostLine(std::string_view line, int32_t* cpu, uint64_t* count) {
+  line = TrimLeft(line);
+  if (!line.starts_with("CPU:")) return false;
+  size_t lost = line.find("[LOST ");
+  if (lost == std::string_view::npos) return false;
+  size_t sp = line.find(' ');
+  if (!ParseDec(line.substr(4, sp - 4), cpu)) return false;
+  std::string_view n = line.substr(lost + 6);
+  n = n.substr(0, n.find(' '));
+  if (!ParseDec(n, count)) *count = 0;  // "[LOST EVENTS]": an unknown number
+  return true;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,123 @@
+#include "sources/text/text_line_reader.h"
+
+#include <cstring>
+
+namespace exitscope {
+
+namespace {
+constexpr size_t kChunkBytes = 1 << 20;
+constexpr int kGzipWindowBits = 15 + 32;  // zlib: 15-bit window, +32 = detect gzip/zlib header
+}  // namespace
+
+bool LooksGzip(const uint8_t* data, size_t size) {
+  return size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+}
+
+Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(const std::string& path) {
+  auto in = MappedFile::Open(path);
+  if (!in) return in.error();
+  return Open(std::move(in.value()));
+}
+
+Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<MappedFile> input) {
+  const std::string path = input->path();
+  std::unique_ptr<TextLineReader> r(new TextLineReader());
+  r->input_ = std::move(input);
+  auto bytes = r->input_->bytes();
+  if (LooksGzip(bytes.data(), bytes.size())) {
+    r->gzip_ = true;
+    if (inflateInit2(&r->zs_, kGzipWindowBits) != Z_OK) {
+      return MakeError(kExitSoftware, "text.zlib", "zlib could not start inflating '" + path + "'");
+    }
+    r->zs_init_ = true;
+    r->zs_.next_in = const_cast<Bytef*>(bytes.data());
+    r->zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size(), UINT32_MAX));
+    r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as inflated
+    r->buf_size_ = kChunkBytes;
+  }
+  return r;
+}
+
+TextLineReader::~TextLineReader() {
+  if (zs_init_) inflateEnd(&zs_);
+}
+
+bool TextLineReader::FillGzip() {
+  if (zs_done_) return false;
+  // Keep the partial line at the front, inflate after it.
+  size_t keep = buf_end_ - buf_begin_;
+  if (keep == buf_size_) {
+    // A line longer than the chunk: hand out what we have (the caller counts it as garbage).
+    return false;
+  }
+  std::memmove(buf_.get(), buf_.get() + buf_begin_, keep);
+  buf_begin_ = 0;
+  buf_end_ = keep;
+  auto bytes = input_->bytes();
+  while (buf_end_ < buf_size_) {
+    if (zs_.avail_in == 0) {
+      size_t consumed = zs_.total_in;
+      if (consumed >= bytes.size()) {
+        truncated_ = true;  // input ended before the gzip trailer
+        zs_done_ = true;
+        break;
+      }
+      zs_.next_in = const_cast<Bytef*>(bytes.data() + consumed);
+      zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size() - consumed, UINT32_MAX));
+    }
+    zs_.next_out = reinterpret_cast<Bytef*>(buf_.get() + buf_end_);
+    zs_.avail_out = static_cast<uInt>(buf_size_ - buf_end_);
+    int rc = inflate(&zs_, Z_NO_FLUSH);
+    buf_end_ = buf_size_ - zs_.avail_out;
+    if (rc == Z_STREAM_END) {
+      // Concatenated gzip members (gzip a >> b) are legal: continue with the next one.
+      if (zs_.total_in < bytes.size() && LooksGzip(bytes.data() + zs_.total_in, bytes.size() - zs_.total_in)) {
+        uLong in_done = zs_.total_in;
+        inflateReset(&zs_);
+        zs_.total_in = in_done;
+        continue;
+      }
+      zs_done_ = true;
+      break;
+    }
+    if (rc != Z_OK) {
+      truncated_ = true;  // Z_DATA_ERROR / Z_BUF_ERROR: damaged or cut-off stream
+      zs_done_ = true;
+      break;
+    }
+  }
+  return buf_end_ > keep;
+}
+
+bool TextLineReader::NextLine(std::string_view* line) {
+  if (!gzip_) {
+    auto bytes = input_->bytes();
+    if (pos_ >= bytes.size()) return false;
+    const char* start = reinterpret_cast<const char*>(bytes.data()) + pos_;
+    size_t left = bytes.size() - pos_;
+    const void* nl = std::memchr(start, '\n', left);
+    size_t len = nl ? static_cast<const char*>(nl) - start : left;
+    pos_ += len + (nl ? 1 : 0);
+    *line = std::string_view(start, len);
+    return true;
+  }
+  for (;;) {
+    const char* start = buf_.get() + buf_begin_;
+    size_t left = buf_end_ - buf_begin_;
+    if (const void* nl = std::memchr(start, '\n', left)) {
+      size_t len = static_cast<const char*>(nl) - start;
+      buf_begin_ += len + 1;
+      *line = std::string_view(start, len);
+      return true;
+    }
+    if (!FillGzip()) {
+      if (buf_end_ == buf_begin_) return false;
+      // Last line without a newline, or an over-long line: hand it out whole.
+      *line = std::string_view(buf_.get() + buf_begin_, buf_end_ - buf_begin_);
+      buf_begin_ = buf_end_;
+      return true;
+    }
+  }
+}
+
+}  // namespace exitscope

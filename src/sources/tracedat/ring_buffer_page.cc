@@ -1,0 +1,79 @@
+#include "sources/tracedat/ring_buffer_page.h"
+
+#include "format/event_format.h"
+
+namespace exitscope {
+
+PageLayout PageLayout::FromHeaderPage(std::string_view text) {
+  PageLayout layout;
+  // header_page reads like a format's field block; reuse the format parser on it.
+  std::string wrapped = "name: header_page\nID: 0\nformat:\n" + std::string(text);
+  auto parsed = ParseEventFormat(wrapped, "header_page");
+  if (!parsed.ok()) return layout;
+  auto bind = [&](std::string_view name, uint32_t* offset, uint32_t* size) {
+    if (const FieldFormat* f = parsed->Field(name)) {
+      *offset = f->offset;
+      if (size) *size = f->size;
+    }
+  };
+  bind("timestamp", &layout.ts_offset, &layout.ts_size);
+  bind("commit", &layout.commit_offset, &layout.commit_size);
+  bind("data", &layout.data_offset, nullptr);
+  return layout;
+}
+
+void RingBufferStats::Report(Diagnostics* d, std::string_view prefix) const {
+  std::string p(prefix);
+  if (truncated_pages)
+    d->Bump(p + ".truncated_page", Severity::kDataLoss,
+            "ring-buffer pages whose records run past the page's commit size", truncated_pages);
+  if (bad_lengths)
+    d->Bump(p + ".bad_record_length", Severity::kError, "records with an impossible length",
+            bad_lengths);
+  if (missed_events)
+    d->Bump(p + ".missed_events", Severity::kDataLoss,
+            "events the kernel ring buffer dropped (overrun), as counted by the kernel", missed_events);
+  if (missed_unknown)
+    d->Bump(p + ".missed_events_unknown", Severity::kDataLoss,
+            "pages after which the kernel dropped an unknown number of events", missed_unknown);
+  if (ts_backwards)
+    d->Bump(p + ".timestamp_backwards", Severity::kError,
+            "pages starting earlier than the previous page of the same CPU ended", ts_backwards);
+}
+
+bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,
+                       RingBufferStats* stats, uint64_t* missed) {
+  stats_ = stats;
+  ++stats->pages;
+  *missed = 0;
+  p_ = end_ = page.data();
+  if (layout.data_offset > page.size() || layout.ts_offset + layout.ts_size > page.size() ||
+      layout.commit_offset + layout.commit_size > page.size()) {
+    ++stats->truncated_pages;
+    return false;
+  }
+  page_ts_ = ts_ = LoadLe(page.data() + layout.ts_offset, layout.ts_size);
+  uint64_t commit = LoadLe(page.data() + layout.commit_offset, layout.commit_size);
+  uint64_t size = commit & kCommitMask;
+  uint64_t room = page.size() - layout.data_offset;
+  if (size > room) {
+    ++stats->truncated_pages;
+    size = room;
+  }
+  const uint8_t* data = page.data() + layout.data_offset;
+  if (commit & kMissedEventsFlag) {
+    // With RB_MISSED_STORED the kernel wrote the count as a long right after the data.
+    if ((commit & kMissedStoredFlag) && size + layout.commit_size <= room) {
+      *missed = LoadLe(data + size, layout.commit_size);
+      stats->missed_events += *missed;
+    } else {
+      *missed = ~0ull;
+      ++stats->missed_unknown;
+    }
+  }
+  p_ = data;
+  end_ = data + size;
+  return size > 0;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,210 @@
+#include "sources/tracedat/tracedat_pages.h"
+
+#include <algorithm>
+
+#include "base/byte_reader.h"
+
+namespace exitscope {
+namespace {
+
+// TSC2NSEC: the kernel's clocksource shift (mult/shift pair for ns) is well under 64.
+constexpr uint32_t kMaxTscShift = 64;
+
+// How much of the file is read before its pages are dropped from memory.
+constexpr uint64_t kReleaseStepBytes = 4 << 20;
+
+}  // namespace
+
+Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, const std::string& path,
+                                          TraceDatShared* shared, TraceMeta* meta, FormatRegistry* formats,
+                                          Diagnostics* diagnostics) {
+  shared->file = std::move(file);
+  meta->source_path = path;
+  auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics);
+  if (!layout.ok()) return layout.error();
+  const TraceDatLayout& l = *layout;
+  meta->source_format = "trace.dat v" + std::to_string(l.version);
+  if (l.version >= 7) {
+    meta->source_format += l.codec == Codec::kZlib ? " (zlib)" : l.codec == Codec::kZstd ? " (zstd)" : " (uncompressed)";
+  }
+  shared->page_layout = PageLayout::FromHeaderPage(l.header_page);
+  shared->page_size = l.page_size;
+  shared->codec = l.codec;
+  shared->clock = {l.tsc_mult, l.tsc_shift, l.ts_offset_ns};
+  if (l.tsc_mult && l.tsc_shift >= kMaxTscShift) {
+    // A shift this large makes every time 0 (and is undefined for the 128-bit product): damage.
+    diagnostics->Bump("tracedat.bad_tsc2nsec", Severity::kError,
+                      "TSC2NSEC option with an impossible shift; timestamps left in TSC cycles");
+    shared->clock.mult = 0;
+  }
+  if (l.tsc_mult && meta->clock != "tsc2nsec") meta->clock += " (tsc2nsec)";
+  for (const auto& f : formats->all()) {
+    if (const FieldFormat* pid = f->Field("common_pid")) {
+      shared->pid_offset = pid->offset;
+      shared->pid_size = pid->size;
+      break;
+    }
+  }
+  if (l.page_size == 0 || l.page_size > (1u << 24)) {
+    return MakeError(kExitDataErr, "tracedat.bad-page-size",
+                     "'" + path + "' claims a ring-buffer page size of " + std::to_string(l.page_size),
+                     "the header is damaged; re-record the trace");
+  }
+  return layout;
+}
+
+void PageCounters::Add(const PageCounters& o) {
+  stats.Add(o.stats);
+  bytes_done += o.bytes_done;
+  corrupt_chunks += o.corrupt_chunks;
+  chunks_truncated += o.chunks_truncated;
+}
+
+void PageCounters::Report(Diagnostics* d) const {
+  stats.Report(d, "tracedat");
+  if (corrupt_chunks) {
+    d->Bump("tracedat.corrupt_chunk", Severity::kError,
+            "compressed data chunks that did not decompress; their events are lost", corrupt_chunks);
+  }
+  if (chunks_truncated) {
+    d->Bump("tracedat.truncated_data", Severity::kDataLoss,
+            "CPU data running past the end of the file (file cut short)", chunks_truncated);
+  }
+}
+
+TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters,
+                                     const TraceDatCpuData& data, ChunkPrefetcher* prefetcher,
+                                     const TimeWindow& window)
+    : shared_(shared), counters_(counters), cpu_(data.cpu), prefetcher_(prefetcher), window_(window) {
+  auto bytes = shared->file->bytes();
+  uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
+  // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
+  uint64_t want = data.size + (prefetcher ? 4 : 0);
+  uint64_t size = std::min<uint64_t>(want, bytes.size() - off);
+  if (size < data.size && window_.hi_ns == UINT64_MAX) ++counters->chunks_truncated;
+  region_ = bytes.subspan(off, size);
+  if (prefetcher_) {
+    prefetch_stream_ = prefetcher_->AddStream(region_);
+  } else {
+    pages_ = region_;
+    windowed_ = window_.active;
+    page_pos_ = std::min<uint64_t>(window_.first_page * shared->page_size, pages_.size());
+    next_page_ = window_.first_page;
+    consumed_ = released_ = page_pos_;
+  }
+  page_lost_.cpu = -1;
+}
+
+bool TraceDatCpuStream::Advance() {
+  PageRecord rec;
+  for (;;) {
+    while (!in_page_ || !walker_.Next(&rec)) {
+      EndPage();
+      if (!NextPage()) return false;
+    }
+    uint64_t ts_ns = shared_->clock.ToNs(rec.ts);
+    page_last_ts_ns_ = ts_ns;
+    if (windowed_) {
+      if (ts_ns < last_ts_ns_) went_back_ = true;
+      last_ts_ns_ = ts_ns;
+      // A marker pending here belongs to the record it would precede: outside the window, so is it.
+      if (ts_ns < window_.lo_ns) {
+        page_lost_.cpu = -1;
+        continue;
+      }
+      if (!window_.Below(ts_ns)) {
+        page_lost_.cpu = -1;
+        in_page_ = false;   // the page ends in a later window, which counts it
+        pages_ = {};        // and this stream is done for good
+        stopped_at_hi_ = true;
+        return false;
+      }
+    }
+    if (page_lost_.cpu >= 0) {
+      lost = page_lost_;
+      page_lost_.cpu = -1;
+    }
+    head.ts_ns = ts_ns;
+    if (first_ts_ns == ~0ull) first_ts_ns = ts_ns;
+    head.cpu = cpu_;
+    head.payload = rec.payload;
+    head.type_id = rec.payload.size() >= 2 ? static_cast<uint16_t>(LoadLe(rec.payload.data(), 2)) : 0;
+    head.tid = rec.payload.size() >= shared_->pid_offset + shared_->pid_size
+                   ? static_cast<int32_t>(LoadLe(rec.payload.data() + shared_->pid_offset, shared_->pid_size))
+                   : -1;
+    return true;
+  }
+}
+
+void TraceDatCpuStream::EndPage() {
+  if (!in_page_) return;
+  in_page_ = false;
+  if (!windowed_ || (page_last_ts_ns_ >= window_.lo_ns && window_.Below(page_last_ts_ns_))) {
+    counters_->stats.Add(page_stats_);
+  }
+}
+
+bool TraceDatCpuStream::NextPage() {
+  const uint32_t page_size = shared_->page_size;
+  while (page_pos_ + page_size > pages_.size() || page_size == 0) {
+    // A partial last page; in windows, only the last one (which always reads to the end) counts it.
+    if (page_size && page_pos_ < pages_.size() && window_.hi_ns == UINT64_MAX) ++counters_->stats.truncated_pages;
+    if (!prefetcher_ || !NextChunk()) {
+      pages_ = {};
+      page_pos_ = 0;
+      return false;
+    }
+  }
+  auto page = pages_.subspan(page_pos_, page_size);
+  page_pos_ += page_size;
+  if (!prefetcher_) {
+    ++next_page_;
+    counters_->bytes_done += page_size;
+    consumed_ = page_pos_;
+    ReleaseConsumed();
+  }
+  page_stats_ = {};
+  uint64_t missed = 0;
+  walker_.Begin(page, shared_->page_layout, &page_stats_, &missed);
+  in_page_ = true;
+  uint64_t page_ts = shared_->clock.ToNs(walker_.page_ts());
+  if (page_ts < last_page_ts_) ++page_stats_.ts_backwards;
+  // A page stamped before the record or the page walked last: the cut by time may have put this
+  // page (and its counts) in no window, or in two. Page stamps count even on pages without records.
+  if (windowed_ && (page_ts < last_ts_ns_ || page_ts < last_page_ts_)) went_back_ = true;
+  last_page_ts_ = page_ts;
+  page_last_ts_ns_ = page_ts;
+  if (missed) {
+    page_lost_.cpu = cpu_;
+    page_lost_.ts_ns = page_ts;
+    page_lost_.count = missed == ~0ull ? 0 : missed;
+  }
+  return true;
+}
+
+// Drops the file pages already read from the resident set, a few MB at a time, so peak memory
+// stays flat however big the trace (a read-only mapping's pages count as resident otherwise).
+void TraceDatCpuStream::ReleaseConsumed() {
+  if (consumed_ - released_ < kReleaseStepBytes) return;
+  uint64_t region_off = static_cast<uint64_t>(region_.data() - shared_->file->bytes().data());
+  shared_->file->Release(region_off + released_, consumed_ - released_);
+  released_ = consumed_;
+}
+
+bool TraceDatCpuStream::NextChunk() {
+  bool truncated = false;
+  bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
+  if (!more) {
+    if (truncated && !truncation_counted_) { ++counters_->chunks_truncated; truncation_counted_ = true; }
+    return false;
+  }
+  counters_->bytes_done += chunk_.file_bytes;
+  consumed_ += chunk_.file_bytes;
+  ReleaseConsumed();
+  page_pos_ = 0;
+  if (chunk_.corrupt) ++counters_->corrupt_chunks;  // skip this chunk, keep going with the next one
+  pages_ = chunk_.bytes;
+  return true;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,129 @@
+// The part of the trace.dat reader shared by the sequential reader (tracedat_reader.cc) and the
+// parallel one (tracedat_slices.cc): the opened file's immutable facts (page layout, clock, codec)
+// and one CPU's ring-buffer pages as a CpuRecordStream, optionally cut to a time window.
+// In: a parsed trace.dat. Out: records of one CPU in file order, ts in ns; anomalies as counts in
+// the caller's PageCounters. Assumption (windows only): uncompressed data, and a CPU's timestamps
+// never go back — the walker checks that and flags the window when they do.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "model/diagnostics.h"
+#include "model/raw_event.h"
+#include "model/raw_event.h"
+#include "sources/tracedat/chunk_prefetcher.h"
+#include "sources/mapped_file.h"
+#include "sources/tracedat/ring_buffer_page.h"
+#include "sources/tracedat/tracedat_header.h"
+
+namespace exitscope {
+
+// Converts raw ring-buffer timestamps to ns the way trace-cmd does (trace-input.c timestamp_calc):
+// TSC2NSEC's (ts * mult) >> shift when the option exists, then the OFFSET option.
+struct ClockConversion {
+  uint32_t mult = 0, shift = 0;
+  int64_t offset_ns = 0;
+  uint64_t ToNs(uint64_t ts) const {
+    if (mult) ts = static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mult) >> shift);
+    return ts + offset_ns;
+  }
+};
+
+// What every CPU stream of one file reads and nobody writes once the file is open.
+struct TraceDatShared {
+  std::unique_ptr<MappedFile> file;
+  PageLayout page_layout;
+  uint32_t page_size = 0;
+  ClockConversion clock;
+  Codec codec = Codec::kNone;
+  uint32_t pid_offset = 4, pid_size = 4;  // common_pid, bound from the formats
+};
+
+// Parses the header of `file` into *shared, *meta, *formats (header anomalies into *diagnostics);
+// the layout says where each CPU's pages are. Errors: damaged header, impossible page size.
+Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, const std::string& path,
+                                          TraceDatShared* shared, TraceMeta* meta, FormatRegistry* formats,
+                                          Diagnostics* diagnostics);
+
+// Records ts_ns as CPU `cpu`'s first record unless an earlier one is there: a damaged header may give
+// two data streams one CPU number, and both readers must then keep the same (the earlier) one.
+inline void KeepEarliestFirstTs(std::map<int32_t, uint64_t>* first_ts_ns, int32_t cpu, uint64_t ts_ns) {
+  auto [it, added] = first_ts_ns->emplace(cpu, ts_ns);
+  if (!added) it->second = std::min(it->second, ts_ns);
+}
+
+// What reading pages found; one per reader (sequential) or per slice (parallel), summed at the end.
+struct PageCounters {
+  RingBufferStats stats;
+  uint64_t bytes_done = 0;
+  uint64_t corrupt_chunks = 0;
+  uint64_t chunks_truncated = 0;
+  void Add(const PageCounters& o);
+  // The non-zero counts as Diagnostics (names under "tracedat.").
+  void Report(Diagnostics* d) const;
+};
+
+// A time slice [lo_ns, hi_ns) of one CPU's uncompressed pages, starting at page first_page: records
+// before lo_ns are walked (to keep the time checks) but not handed out; the first record at or past
+// hi_ns ends the stream. A page's stats count in the window that holds its last record, a loss
+// marker goes with the record the sequential reader attaches it to: each lands in exactly one slice.
+struct TimeWindow {
+  bool active = false;  // false: the whole stream, as the sequential reader reads it
+  uint64_t lo_ns = 0;
+  uint64_t hi_ns = UINT64_MAX;  // UINT64_MAX: no end (the last slice holds a stamp of all ones too)
+  bool Below(uint64_t ts_ns) const { return hi_ns == UINT64_MAX || ts_ns < hi_ns; }
+  uint64_t first_page = 0;
+};
+
+class TraceDatCpuStream : public CpuRecordStream {
+ public:
+  // `prefetcher` null: pages read in place from the mapping. `window` only without a prefetcher.
+  TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters, const TraceDatCpuData& data,
+                    ChunkPrefetcher* prefetcher, const TimeWindow& window = {});
+  bool Advance() override;
+
+  int32_t cpu() const { return cpu_; }
+  uint64_t first_ts_ns = ~0ull;  // first record handed out
+  // Windows: the last page walked (from first_page), whether the stream stopped at hi_ns (rather
+  // than running out of pages) and whether time went back in what it walked.
+  uint64_t last_page_walked() const { return next_page_ == 0 ? 0 : next_page_ - 1; }
+  bool stopped_at_hi() const { return stopped_at_hi_; }
+  bool went_back() const { return went_back_; }
+
+ private:
+  bool NextPage();
+  void EndPage();
+  void ReleaseConsumed();
+  bool NextChunk();
+
+  const TraceDatShared* shared_;
+  PageCounters* counters_;
+  int32_t cpu_;
+  ChunkPrefetcher* prefetcher_;  // null: uncompressed pages, read in place
+  TimeWindow window_;
+  bool windowed_ = false;
+  int prefetch_stream_ = -1;
+  bool truncation_counted_ = false;
+  std::span<const uint8_t> region_;
+  std::span<const uint8_t> pages_;
+  size_t page_pos_ = 0;
+  uint64_t next_page_ = 0;  // index of the next page of region_ (uncompressed)
+  ChunkPrefetcher::Chunk chunk_;
+  uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
+  PageWalker walker_;
+  RingBufferStats page_stats_;   // the current page's (windows: kept only if the page ends here)
+  uint64_t page_last_ts_ns_ = 0;  // last record (or the page stamp) of the current page
+  bool in_page_ = false;
+  uint64_t last_page_ts_ = 0;
+  uint64_t last_ts_ns_ = 0;       // windows: the last record walked, for the time check
+  bool went_back_ = false;
+  bool stopped_at_hi_ = false;
+  LostEvents page_lost_;          // loss marker of the current page, not yet handed out
+};
+
+}  // namespace exitscope
