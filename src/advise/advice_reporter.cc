@@ -94,7 +94,8 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
   j["source"] = source;
   j["exits"] = a.exits;
   j["timed_exits"] = a.timed_exits;
-  j["exit_time_ns"] = a.exit_time_ns;
+  // Unknown, not zero, when no exit was timed (kvm_entry not recorded).
+  j["exit_time_ns"] = a.timed_exits ? nlohmann::ordered_json(a.exit_time_ns) : nlohmann::ordered_json(nullptr);
   j["blocked_ns"] = a.blocked_ns;
   j["span_ns"] = a.span_ns;
   j["partial"] = a.partial;
@@ -102,7 +103,8 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
   j["bench"] = a.bench.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.bench);
   if (!a.bench_warning.empty()) j["bench_warning"] = a.bench_warning;
   if (a.vmm_known) {
-    j["vmm"] = {{"exits", a.vmm_exits}, {"time_ns", a.vmm_time_ns}};
+    j["vmm"] = {{"exits", a.vmm_exits},
+                {"time_ns", a.timed_exits ? nlohmann::ordered_json(a.vmm_time_ns) : nlohmann::ordered_json(nullptr)}};
   } else {
     j["vmm"] = nullptr;
   }
