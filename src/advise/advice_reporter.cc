@@ -14,7 +14,9 @@ std::string TimeShare(uint64_t ns, const Advice& a) {
 std::string SavingText(const Finding& f) {
   if (f.pricing.source == PriceSource::kNone) return "saving not priced";
   std::string from = f.pricing.source == PriceSource::kBench ? ", priced from the bench" : "";
-  if (f.saving_share == 0 && f.pricing.saving_ns) return fmt::format("saving ≈ {}{}", FormatNs(f.pricing.saving_ns), from);
+  if (f.saving_share == 0 && f.pricing.saving_ns) {
+    return fmt::format("saving ≈ {}{}", FormatNs(f.pricing.saving_ns), from);
+  }
   return fmt::format("saving ≈ {} ({} of exit time){}", FormatNs(f.pricing.saving_ns), FormatPercent(f.saving_share),
                      from);
 }
@@ -53,6 +55,10 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
                        names);
   }
   if (!a.bench.empty()) out += fmt::format("bench round trips: {}\n", a.bench);
+  if (a.exits && !a.timed_exits && a.bench.empty()) {
+    out += "hint: savings are priced from exit times: record kvm_entry too (-e kvm), or pass --bench FILE "
+           "(`exitscope bench --json` on this host)\n";
+  }
   if (!a.bench_warning.empty()) out += fmt::format("warning: {}\n", a.bench_warning);
   if (a.vmm_known) {
     out += fmt::format("exits out to the VMM: {} ({} of exit time, {} of exits)\n", a.vmm_exits,
@@ -74,8 +80,9 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   bool minor_said = false;
   for (const Finding& f : a.findings) {
     if (f.minor && !minor_said) {
-      out += n ? fmt::format("\nMinor findings (each saves under {} of exit time):\n", FormatPercent(kMinRankedSavingShare))
-               : fmt::format("\nNo finding saves {} of exit time; minor findings:\n", FormatPercent(kMinRankedSavingShare));
+      std::string floor = FormatPercent(kMinRankedSavingShare);
+      out += n ? fmt::format("\nMinor findings (each saves under {} of exit time):\n", floor)
+               : fmt::format("\nNo finding saves {} of exit time; minor findings:\n", floor);
       minor_said = true;
     }
     RenderFinding(f, ++n, a, &out);

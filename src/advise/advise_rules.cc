@@ -222,7 +222,9 @@ bool MatchIpi(const AdvisedExit& e, const ExitProfile&) {
 }
 Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
   auto bursts = Bursts(m, p, kIpiBurstGapNs);
-  if (!TimedCount(m)) return Unpriced(fmt::format("{} sender exits in {} bursts; {}", m.size(), bursts.size(), kNoTimes));
+  if (!TimedCount(m)) {
+    return Unpriced(fmt::format("{} sender exits in {} bursts; {}", m.size(), bursts.size(), kNoTimes));
+  }
   Pricing pr;
   pr.saving_ns = m.size() * MedianHandlingNs(m);
   pr.how = fmt::format("every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
@@ -446,7 +448,7 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   bool known = p.Has(EventKind::kUserspaceExit);
   constexpr const char* kUnknownTrip = "whether they go out to the VMM is unknown: record kvm_userspace_exit (-e kvm)";
   if (!TimedCount(rep)) {
-    pr = Unpriced(fmt::format("{} writes to {} repeated address(es); {}", rep.size(), addrs,
+    pr = Unpriced(fmt::format("{} writes to {} repeated address(es) or RIP(s); {}", rep.size(), addrs,
                               known ? kNoTimes : kUnknownTrip));
   } else {
     // The trip to the VMM is part of each exit's handling: what exceeds an in-kernel exit is at most it.
@@ -454,8 +456,8 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
     for (const AdvisedExit* e : rep) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
     pr.how = known ? fmt::format("each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
                                  "exit ({})", addrs, FormatNs(cheap))
-                   : fmt::format("each write to {} repeated address(es) costs its handling minus the {} ({}): at "
-                                 "most, {}", addrs, CheapExitLabel(p), FormatNs(cheap), kUnknownTrip);
+                   : fmt::format("each write to {} repeated address(es) or RIP(s) costs its handling minus the {} "
+                                 "({}): at most, {}", addrs, CheapExitLabel(p), FormatNs(cheap), kUnknownTrip);
   }
   pr.confidence = known ? Confidence::kHigh : Confidence::kLow;
   if (!known) pr.title = "repeated MMIO/PIO writes (doorbells), trips to the VMM not recorded";

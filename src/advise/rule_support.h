@@ -34,8 +34,8 @@ inline constexpr std::string_view kBenchMmioToUser = "mmio_user";
 inline constexpr std::string_view kBenchMmioIoeventfd = "mmio_ioeventfd";
 inline constexpr std::string_view kBenchVmmHalt = "hlt";
 
-inline constexpr const char* kNoTimes = "no exit times (kvm_entry not recorded or lost): record kvm_entry, or pass "
-                                 "--bench FILE from this host";
+// Why a saving is unpriced when no matched exit has a time; the page adds how to get times.
+inline constexpr const char* kNoTimes = "no exit times (kvm_entry not recorded or lost)";
 
 bool IsMsrExit(const AdvisedExit& e);
 // msr-index.h performance-counter MSRs (Intel and AMD).
