@@ -61,9 +61,10 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   }
   if (!a.bench_warning.empty()) out += fmt::format("warning: {}\n", a.bench_warning);
   if (a.vmm_known) {
-    out += fmt::format("exits out to the VMM: {} ({} of exit time, {} of exits)\n", a.vmm_exits,
+    out += fmt::format("exits out to the VMM: {} ({} of exit time, {} of exits){}\n", a.vmm_exits,
                        FormatPercent(a.exit_time_ns ? double(a.vmm_time_ns) / a.exit_time_ns : 0),
-                       FormatPercent(a.exits ? double(a.vmm_exits) / a.exits : 0));
+                       FormatPercent(a.exits ? double(a.vmm_exits) / a.exits : 0),
+                       a.vmm_inferred ? " — no kvm_userspace_exit in a trace with KVM's detail events (-e kvm)" : "");
   } else {
     out += "exits out to the VMM: unknown (no kvm_userspace_exit events; record -e kvm)\n";
   }
@@ -111,7 +112,8 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
   if (!a.bench_warning.empty()) j["bench_warning"] = a.bench_warning;
   if (a.vmm_known) {
     j["vmm"] = {{"exits", a.vmm_exits},
-                {"time_ns", a.timed_exits ? nlohmann::ordered_json(a.vmm_time_ns) : nlohmann::ordered_json(nullptr)}};
+                {"time_ns", a.timed_exits ? nlohmann::ordered_json(a.vmm_time_ns) : nlohmann::ordered_json(nullptr)},
+                {"inferred", a.vmm_inferred}};
   } else {
     j["vmm"] = nullptr;
   }

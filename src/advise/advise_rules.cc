@@ -409,7 +409,7 @@ std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& 
 // Without kvm_userspace_exit the trace cannot say which MMIO/PIO exits went out to the VMM: every
 // MMIO/PIO write (or exit of unknown direction) is a candidate, said so, and not priced from the trace.
 bool MatchDoorbell(const AdvisedExit& e, const ExitProfile& p) {
-  if (p.Has(EventKind::kUserspaceExit)) {
+  if (p.VmmTripsRecorded()) {
     return e.userspace && ((e.has_mmio && e.mmio_write) || (e.has_pio && e.pio_write));
   }
   if (e.has_mmio || e.has_pio) return e.has_mmio ? e.mmio_write : e.pio_write;
@@ -442,10 +442,10 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   if (!addrs) {
     pr.flagged = false;
     pr.why_not = fmt::format("no address written {} times{}", kDoorbellMinWrites,
-                             p.Has(EventKind::kUserspaceExit) ? " through the VMM" : "");
+                             p.VmmTripsRecorded() ? " through the VMM" : "");
     return pr;
   }
-  bool known = p.Has(EventKind::kUserspaceExit);
+  bool known = p.VmmTripsRecorded();
   constexpr const char* kUnknownTrip = "whether they go out to the VMM is unknown: record kvm_userspace_exit (-e kvm)";
   if (!TimedCount(rep)) {
     pr = Unpriced(fmt::format("{} writes to {} repeated address(es) or RIP(s); {}", rep.size(), addrs,
@@ -480,7 +480,7 @@ Pricing BenchDoorbell(const MatchedExits& m, const ExitProfile& p, const BenchCo
   pr.how = fmt::format("{} MMIO writes × {} ({} − {}) + {} PIO writes × {} ({} − {}) on the bench host{}", mmio,
                        FormatNs(mmio_trip.value_or(0)), kBenchMmioToUser, kBenchMmioIoeventfd, pio,
                        FormatNs(pio_trip.value_or(0)), kBenchPioToUser, kBenchPioIoeventfd,
-                       p.Has(EventKind::kUserspaceExit) ? "" : ", if they all go out to the VMM");
+                       p.VmmTripsRecorded() ? "" : ", if they all go out to the VMM");
   pr.confidence = Confidence::kLow;
   return pr;
 }
@@ -499,7 +499,7 @@ Pricing BenchVmmHalt(const MatchedExits& m, const ExitProfile&, const BenchCosts
 std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
   ev.push_back({"addresses", TopBy(m, DoorbellKey)});
-  if (!p.Has(EventKind::kUserspaceExit)) {
+  if (!p.VmmTripsRecorded()) {
     ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
   } else if (TimedCount(m)) {
     ev.push_back({"median round trip through the VMM", FormatNs(MedianHandlingNs(m))});
@@ -520,7 +520,7 @@ bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
     case ExitClass::kMsr:
       return !e.userspace;
     case ExitClass::kIo: case ExitClass::kMmioFault: case ExitClass::kPageFault:
-      return p.Has(EventKind::kUserspaceExit) && !e.userspace;
+      return p.VmmTripsRecorded() && !e.userspace;
     default:
       return false;
   }

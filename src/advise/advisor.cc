@@ -183,7 +183,8 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
   a.span_ns = profile.SpanNs();
   a.partial = profile.partial;
   a.partial_counters = profile.partial_counters;
-  a.vmm_known = profile.Has(EventKind::kUserspaceExit);
+  a.vmm_known = profile.VmmTripsRecorded();
+  a.vmm_inferred = profile.VmmTripsInferred();
   a.symbols = symbols.Describe();
   std::set<Isa> isas;
   for (const AdvisedExit& e : profile.exits) {

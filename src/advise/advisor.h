@@ -111,7 +111,8 @@ struct Advice {
   std::string bench;                        // BenchCosts::Describe() when --bench was given
   std::string bench_warning;                // the bench ran on another kind of host
   uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
-  bool vmm_known = false;                   // the trace had kvm_userspace_exit events
+  bool vmm_known = false;                   // ExitProfile::VmmTripsRecorded
+  bool vmm_inferred = false;                // … from KVM's other detail events, none of them a trip
   struct ClassShare {
     ExitClass exit_class;
     uint64_t exits = 0, time_ns = 0;

@@ -75,6 +75,18 @@ struct ExitProfile {
   std::map<int32_t, std::string> vm_names;  // tgid → comm
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
+  // Whether the trace would show a trip to the VMM: it has kvm_userspace_exit events, or KVM's
+  // detail events that only an all-of-kvm recording (-e kvm, which includes kvm_userspace_exit)
+  // brings along — then no kvm_userspace_exit means no trip. A kvm_exit/kvm_entry-only capture
+  // cannot tell, and the advisor says "unknown".
+  bool VmmTripsRecorded() const {
+    return Has(EventKind::kUserspaceExit) || VmmTripsInferred();
+  }
+  bool VmmTripsInferred() const {
+    return !Has(EventKind::kUserspaceExit) &&
+           (Has(EventKind::kMmio) || Has(EventKind::kFastMmio) || Has(EventKind::kPio) || Has(EventKind::kMsr) ||
+            Has(EventKind::kPageFault) || Has(EventKind::kEmulateInsn));
+  }
 };
 
 class ExitCollector : public ExitSampleSink {

@@ -61,7 +61,7 @@ uint64_t CheapExitNs(const ExitProfile& p) { return MedianNs(InKernelHandling(p)
 // What CheapExitNs is, said only as far as the trace knows: without kvm_userspace_exit the exits
 // that went out to the VMM cannot be told apart.
 std::string CheapExitLabel(const ExitProfile& p) {
-  return p.Has(EventKind::kUserspaceExit) ? "median in-kernel exit" : "median non-HLT exit";
+  return p.VmmTripsRecorded() ? "median in-kernel exit" : "median non-HLT exit";
 }
 uint64_t FastPathNs(const ExitProfile& p) { return QuantileNs(InKernelHandling(p), kFastPathQuantile); }
 
