@@ -2,6 +2,7 @@
 // what each removes, from the trace's own exit times or (--bench) this host's measured round trips.
 // Text by default, --json for tools (schema_version in the document).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <optional>
@@ -21,7 +22,7 @@ namespace {
 constexpr char kHelp[] =
     "Reads a kvm trace (trace.dat, perf.data or their text) and names the exit patterns that cost the\n"
     "most, each with its share of exit time, the saving a fix would bring (priced from the trace's own\n"
-    "exit times), evidence (counts, per-thread rates, time, guest RIPs) and a confidence. Each fix is\n"
+    "handling times), evidence (counts, per-thread rates, time, guest RIPs) and a confidence. Each fix is\n"
     "priced by what it removes: the exit, the trip to the VMM, or part of the handling. Record with\n"
     "`-e kvm` (all kvm events) so MSR indexes, MMIO addresses and trips to the VMM are known;\n"
     "kvm_exit/kvm_entry alone still give the exit-reason patterns, and kvm_exit alone gives them by\n"
@@ -41,14 +42,15 @@ int RunAdviseCommand(int argc, char** argv) {
   bool json = false;
   GuestSymbolArgs sym_args;
   app.add_option("FILE", path, "trace to advise on")->required();
-  app.add_flag("--json", json, "JSON output (schema_version 1)");
+  app.add_flag("--json", json, fmt::format("JSON output (schema_version {})", kAdviseJsonSchemaVersion));
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
                  "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
   std::string bench_path;
   app.add_option("--bench", bench_path,
                  "`exitscope bench --json` output from this host: its measured round trips price fixes the "
-                 "trace cannot (untimed exits), and are shown beside the trace's own prices");
+                 "trace cannot (untimed exits), and are shown beside the trace's own prices")
+      ->option_text("FILE");
   AddGuestSymbolOptions(app, &sym_args);
   try {
     app.parse(argc, argv);
