@@ -304,5 +304,51 @@ TEST(AdviseRules, UntimedExitsAreFoundByCountsAndPricedOnlyByABench) {
   EXPECT_NE(EvidenceValue(*f, "rate").find("thread 5"), std::string::npos);
 }
 
+// Host interrupts on one of two vCPU threads at 1500 /s: averaged over both threads (750 /s) they
+// would miss the 1000 /s threshold; per thread they do not, and the noisy thread is named.
+TEST(AdviseRules, HostNoiseIsRatedPerThread) {
+  Stream s;
+  for (int i = 0; i < 3000; ++i) {
+    s.Exit(7, Isa::kVmx, kVmxExternalInterrupt, 1000).Exit(8, Isa::kVmx, kVmxCpuid, 1000).Gap(660000);
+  }
+  Advice a = s.Run();
+  const Finding* f = Find(a, "host-noise");
+  ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
+  EXPECT_NE(EvidenceValue(*f, "host interrupts").find("on the busiest vCPU thread, thread 7: 3000 exits"),
+            std::string::npos) << EvidenceValue(*f, "host interrupts");
+  // 3000 exits over thread 7's own span, 2999 × 666 us: 1502.0 /s.
+  EXPECT_NE(EvidenceValue(*f, "host interrupts").find("1502.0 /s"), std::string::npos)
+      << EvidenceValue(*f, "host interrupts");
+  EXPECT_EQ(f->pricing.saving_ns, 3000u * 1000);  // every host-interrupt exit at its median
+}
+
+// MMIO writes KVM kept in the kernel, in an -e kvm recording (kvm_mmio present, no
+// kvm_userspace_exit): no trip to the VMM, no doorbell. The same exits in a kvm_exit/kvm_entry-only
+// capture are doorbell candidates whose trip is unknown.
+TEST(AdviseRules, DoorbellTripsUnknownOnlyWithoutKvmDetailEvents) {
+  Stream all_kvm, exits_only;
+  for (int i = 0; i < 100; ++i) {
+    all_kvm.Exit(7, Isa::kVmx, kVmxEptMisconfig, 3000, 0x1040, {Ev(EventKind::kMmio, 0xfe003000, true)});
+    exits_only.Exit(7, Isa::kVmx, kVmxEptMisconfig, 3000, 0x1040);
+    for (int k = 0; k < 2; ++k) {  // the median non-HLT exit is a CPUID's 1 us
+      all_kvm.Exit(7, Isa::kVmx, kVmxCpuid, 1000);
+      exits_only.Exit(7, Isa::kVmx, kVmxCpuid, 1000);
+    }
+  }
+  Advice a = all_kvm.Run(), b = exits_only.Run();
+  EXPECT_TRUE(a.vmm_known);
+  EXPECT_TRUE(a.vmm_inferred);
+  EXPECT_EQ(Find(a, "vmm-doorbell"), nullptr) << RenderAdviceText(a, "synthetic");
+  EXPECT_FALSE(b.vmm_known);
+  const Finding* f = Find(b, "vmm-doorbell");
+  ASSERT_NE(f, nullptr) << RenderAdviceText(b, "synthetic");
+  EXPECT_EQ(f->removes, Removes::kVmmTrip);
+  EXPECT_EQ(f->pricing.confidence, Confidence::kLow);
+  // At most each exit's handling over the median non-HLT exit: 100 × (3000 − 1000).
+  EXPECT_EQ(f->pricing.saving_ns, 100u * 2000);
+  EXPECT_NE(f->pricing.how.find("unknown: record kvm_userspace_exit"), std::string::npos) << f->pricing.how;
+  EXPECT_EQ(RenderAdviceText(b, "synthetic").find("in-kernel"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace exitscope
