@@ -396,8 +396,8 @@ std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& 
   auto ev = CountTime(m, p);
   HaltSleeps h = CountShortHalts(m, p);
   if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatNs(MedianNs(h.timed_ns))});
-  std::string bound = h.bounded ? fmt::format("; {} untimed halts counted short when their thread's next exit came "
-                                              "within it: a lower bound", h.bounded)
+  std::string bound = h.bounded ? fmt::format("; of {} untimed halts, {} short by their thread's next exit (sooner "
+                                              "than that: a lower bound)", h.bounded, h.shorts - h.timed_shorts)
                                 : "";
   ev.push_back({fmt::format("halts shorter than {}", FormatNs(kHaltPollDefaultNs)),
                 fmt::format("{} ({}){}", h.shorts, FormatPercent(m.empty() ? 0 : double(h.shorts) / m.size()), bound)});
