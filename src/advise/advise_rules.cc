@@ -564,6 +564,8 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
     return pr;
   }
   if (noisy) pr.saving_ns += ext * median[ExitClass::kExternalInterrupt];
+  // Without an interrupt storm the saving is only the preempted exits' stretch: they stay exits.
+  if (!noisy) pr.removes = Removes::kHandling;
   pr.how = fmt::format("{} exits stretched past {} priced by their excess over their reason's median{}", preempted,
                        FormatNs(kPreemptedExitNs),
                        noisy ? fmt::format(", plus every host-interrupt exit at its median ({})", busiest) : "");

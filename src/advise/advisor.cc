@@ -247,7 +247,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
     f.id = r.id;
     f.title = pr.title.empty() ? std::string(r.title) : pr.title;
     f.fix = r.fix;
-    f.removes = r.removes;
+    f.removes = pr.removes.value_or(r.removes);
     f.exits = m.size();
     f.timed_exits = TimedCount(m);
     f.time_ns = t;

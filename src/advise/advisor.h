@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,6 +56,7 @@ struct Pricing {
   bool flagged = true;      // a rule may decline after looking closer (e.g. bursts of one)
   std::string why_not;      // when !flagged
   std::string title;        // replaces the rule's title when the trace cannot confirm its premise
+  std::optional<Removes> removes;  // replaces the rule's when this trace's saving comes from elsewhere
 };
 
 struct Finding {
