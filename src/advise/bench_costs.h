@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "model/kvm_event.h"
-#include "model/result.h"
+#include "base/result.h"
 
 namespace exitscope {
 

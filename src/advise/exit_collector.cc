@@ -10,13 +10,12 @@ constexpr uint32_t kKvmTraceMmioWrite = 2;
 
 }  // namespace
 
-void ExitCollector::Add(const KvmEvent& e) {
+void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   profile_.has_event[static_cast<int>(e.kind)] = true;
   if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
   if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
   if (e.kind == EventKind::kExit) apic_[e.tid] = ApicAccess{};
   if (e.kind == EventKind::kApic) apic_[e.tid] = ApicAccess{true, e.write, e.aux};
-  pairer_.OnEvent(e);
 }
 
 void ExitCollector::Keep(const ExitSample& s, bool timed) {
@@ -112,14 +111,10 @@ void MarkPartial(const Diagnostics& diagnostics, ExitProfile* profile) {
 
 ExitProfile CollectExits(KvmEventSource* source) {
   ExitCollector c(&source->meta(), &source->diagnostics());
-  KvmEvent e;
-  while (true) {
-    LostEvents lost;
-    if (!source->Next(&e, &lost)) break;
-    if (lost.cpu >= 0) c.Lost(lost);
-    c.Add(e);
-  }
-  return c.Finish();
+  DriveOptions drive;
+  drive.tap = &c;
+  DriveExits(*source, &c, &source->diagnostics(), drive);
+  return c.Finish();  // its own pairer saw no event: only the profile is finished
 }
 
 }  // namespace exitscope

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "decode/exit_reason_codes.h"
+#include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
@@ -89,11 +90,17 @@ struct ExitProfile {
   }
 };
 
-class ExitCollector : public ExitSampleSink {
+// Standalone (tests): Add() feeds events through its own pairer. CollectExits runs it on the one
+// pipeline driver instead, as event tap (kvm_apic, which kinds were recorded, the span) and exit sink.
+class ExitCollector : public ExitSampleSink, public KvmEventTap {
  public:
   ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
       : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this) {}
-  void Add(const KvmEvent& e);
+  void Add(const KvmEvent& e) {
+    OnKvmEvent(e);
+    pairer_.OnEvent(e);
+  }
+  void OnKvmEvent(const KvmEvent& e) override;
   void Lost(const LostEvents& lost) { pairer_.OnLost(lost); }
   ExitProfile Finish();
   void OnExitSample(const ExitSample& s) override { Keep(s, true); }
