@@ -11,7 +11,9 @@
 namespace exitscope {
 namespace {
 
-std::string FormatDur(uint64_t ns) {
+// Times in a unit that is not ns (TSC cycles, counts) print as numbers of that unit, never as s/ns.
+std::string FormatDur(uint64_t ns, TimeUnit unit) {
+  if (unit != TimeUnit::kNs) return fmt::format("{} {}", ns, TimeUnitName(unit));
   if (ns >= 1000000000ull) return fmt::format("{:.3f}s", ns / 1e9);
   if (ns >= 1000000ull) return fmt::format("{:.2f}ms", ns / 1e6);
   if (ns >= 1000ull) return fmt::format("{:.2f}us", ns / 1e3);
@@ -91,12 +93,14 @@ std::string RipTracker::VcpuLabel(int32_t tid, int32_t vcpu) const {
 }
 
 std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
-  std::string out = fmt::format("exitscope report --by rip: {}\n{} timed exits, {} of exit time\n{}\n", source, exits_,
-                                FormatDur(time_ns_), symbols.Describe());
+  const TimeUnit u = meta_.time_unit;
+  std::string out = fmt::format("exitscope report --by rip: {}\n", source);
+  for (const auto& note : meta_.clock_notes) out += fmt::format("warning: {}\n", note);
+  out += fmt::format("{} timed exits, {} of exit time\n{}\n", exits_, FormatDur(time_ns_, u), symbols.Describe());
   for (const auto& [key, total] : ByTime(reason_totals_)) {
     const auto& rips = by_reason_.at(key);
     out += fmt::format("\n{} — {} exits, {} ({:.1f}% of exit time), {} distinct RIPs\n",
-                       ExitReasonName(key.first, key.second), total.exits, FormatDur(total.time_ns),
+                       ExitReasonName(key.first, key.second), total.exits, FormatDur(total.time_ns, u),
                        time_ns_ ? 100.0 * total.time_ns / time_ns_ : 0.0, rips.size());
     out += fmt::format("  {:>9} {:>8} {:>11} {:>10}  {:<6} {:<18}  {}\n", "EXITS", "%REASON", "TIME", "MEAN", "SPACE",
                        "RIP", "SYMBOL");
@@ -104,7 +108,7 @@ std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, c
     for (const auto& [rip, st] : ByTime(rips)) {
       if (top && n++ == top) break;
       out += fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits,
-                         100.0 * st.exits / total.exits, FormatDur(st.time_ns), FormatDur(st.time_ns / st.exits),
+                         100.0 * st.exits / total.exits, FormatDur(st.time_ns, u), FormatDur(st.time_ns / st.exits, u),
                          GuestSymbolizer::Space(rip), fmt::format("{:#x}", rip), SymbolColumn(symbols, rip));
     }
   }
@@ -120,6 +124,7 @@ std::string RipTracker::RenderJson(const GuestSymbolizer& symbols, size_t top, c
   j["kaslr_slide"] = symbols.slide().slide;
   j["exits"] = exits_;
   j["time_ns"] = time_ns_;
+  j["time_unit"] = TimeUnitName(meta_.time_unit);  // of every *_ns value
   j["reasons"] = nlohmann::ordered_json::array();
   for (const auto& [key, total] : ByTime(reason_totals_)) {
     nlohmann::ordered_json r = {{"reason", ExitReasonName(key.first, key.second)},

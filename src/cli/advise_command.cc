@@ -35,6 +35,8 @@ int RunAdviseCommand(int argc, char** argv) {
   app.add_option("-j,--threads", threads,
                  "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
   AddGuestSymbolOptions(app, &sym_args);
+  ClockOptions clock;
+  AddClockOptions(app, &clock);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -43,11 +45,14 @@ int RunAdviseCommand(int argc, char** argv) {
   }
   if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
   const GuestSymbolOptions& sym = sym_args.options;
-  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads));
+  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads), clock);
   if (!source) return PrintError(source.error());
+  // Savings, rates and thresholds are priced in ns: TSC cycles or counts would price them wrong.
+  if (Status st = RequireNsClock((*source)->meta(), "advise"); !st.ok()) return PrintError(st.error());
+  for (const auto& note : (*source)->meta().clock_notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
   ExitProfile profile;
   Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto,
-                                           [&](KvmEventSource& src) { profile = CollectExits(&src); });
+                                           [&](KvmEventSource& src) { profile = CollectExits(&src); }, clock);
   if (!read.ok()) return PrintError(read.error());
 
   GuestSymbolizer symbols;

@@ -45,7 +45,7 @@ void AddRipReportOptions(CLI::App& app, RipReportArgs* args) {
 
 int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   if (Status st = ResolveGuestSymbolArgs(&args.symbols); !st.ok()) return PrintError(st.error());
-  auto source = OpenKvmEventSource(req.path, req.format, req.threads);
+  auto source = OpenKvmEventSource(req.path, req.format, req.threads, req.clock);
   if (!source.ok()) return PrintError(source.error());
   RipFilter filter;
   filter.pid = req.pid;
@@ -72,7 +72,7 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
       });
     }
     pairer.Finish();
-  });
+  }, req.clock);
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
   RipTracker& tracker = *tracker_ptr;

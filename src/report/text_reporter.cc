@@ -8,6 +8,16 @@
 namespace exitscope {
 namespace {
 
+// The unit of the report being rendered: every FormatDuration of it prints that unit. Set for one
+// RenderTextReport call (thread_local: reports rendered on other threads keep theirs).
+thread_local TimeUnit t_unit = TimeUnit::kNs;
+
+struct UnitScope {
+  explicit UnitScope(TimeUnit u) : saved(t_unit) { t_unit = u; }
+  ~UnitScope() { t_unit = saved; }
+  TimeUnit saved;
+};
+
 // Thousands separators make exit counts readable at a glance ("65,368").
 std::string Count(uint64_t n) {
   std::string digits = std::to_string(n), out;
@@ -170,7 +180,19 @@ std::string Details(const Report& r, const TextReportOptions& o) {
 
 std::string FormatDuration(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-std::string FormatDuration(double ns) {
+std::string FormatDuration(double ns) { return FormatDuration(ns, t_unit); }
+
+std::string FormatDuration(double ns, TimeUnit unit) {
+  if (unit != TimeUnit::kNs) {
+    double v = ns;
+    // Not time: an SI prefix on the trace's own unit, never s/ns ("1.23Mcyc").
+    std::string_view name = unit == TimeUnit::kCycles ? "cyc" : unit == TimeUnit::kCount ? "cnt" : "raw";
+    if (v < 1000) return fmt::format("{:.0f}{}", v, name);
+    static constexpr std::string_view kPrefix[] = {"k", "M", "G", "T", "P"};
+    size_t i = 0;
+    for (v /= 1000; v >= 1000 && i + 1 < std::size(kPrefix); ++i) v /= 1000;
+    return fmt::format("{:.{}f}{}{}", v, v >= 100 ? 1 : v >= 10 ? 2 : 3, kPrefix[i], name);
+  }
   if (ns < 1000) return fmt::format("{:.0f}ns", ns);
   struct Unit {
     double div;
@@ -190,6 +212,7 @@ std::string FormatDuration(double ns) {
 std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   std::string out;
   const auto& c = r.context;
+  UnitScope unit_scope(c.time_unit);
   if (r.partial) {
     std::string causes = PartialCauses(r.diagnostics);
     out += causes.empty() ? "PARTIAL RESULT: the trace lost events or held malformed data (see diagnostics)\n\n"
@@ -198,10 +221,13 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
   out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
                      c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
-  double span_s = static_cast<double>(c.last_ts_ns - c.first_ts_ns) * 1e-9;
+  for (const auto& note : c.clock_notes) out += fmt::format("  warning: {}\n", note);
+  const uint64_t span = c.last_ts_ns - c.first_ts_ns;
+  std::string duration = c.time_unit == TimeUnit::kNs ? fmt::format("{:.3f} s", static_cast<double>(span) * 1e-9)
+                                                      : FormatDuration(static_cast<double>(span));
   // Text inputs do not say how many CPUs the host had: leave it out rather than print 0.
   std::string cpus = c.cpu_count > 0 ? fmt::format("{} CPU{} · ", c.cpu_count, c.cpu_count == 1 ? "" : "s") : "";
-  out += fmt::format("  duration {:.3f} s · {}{} VM{} · {} vCPU thread{}\n", span_s, cpus, c.vms.size(),
+  out += fmt::format("  duration {} · {}{} VM{} · {} vCPU thread{}\n", duration, cpus, c.vms.size(),
                      c.vms.size() == 1 ? "" : "s", c.vcpu_threads, c.vcpu_threads == 1 ? "" : "s");
   for (const auto& vm : c.vms) out += fmt::format("    VM {}\n", vm);
   if (!c.filters.empty()) out += fmt::format("  filters: {}\n", c.filters);

@@ -15,8 +15,11 @@ struct TextReportOptions {
 };
 
 std::string RenderTextReport(const Report& report, const TextReportOptions& options = {});
-// "812ns", "3.21us", "45.6ms", "2.301s": 3 significant digits, unit shown.
+// "812ns", "3.21us", "45.6ms", "2.301s": 3 significant digits, unit shown. Inside RenderTextReport,
+// in the report's time unit.
 std::string FormatDuration(uint64_t ns);
 std::string FormatDuration(double ns);
+// A time in `unit`: as above for ns; else an SI prefix on the unit, "1.23Mcyc", "512cnt", "3.4kraw".
+std::string FormatDuration(double v, TimeUnit unit);
 
 }  // namespace exitscope

@@ -85,8 +85,9 @@ enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
 // (sources/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
 // (sources/tracedat_slices.h; read it through ReadWithSequentialFallback, which reads it again with
 // one thread when the sliced cut cannot be trusted).
+// `clock` (--tsc-khz) reaches every reader.
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
                                                            InputFormat format = InputFormat::kAuto,
-                                                           unsigned threads = 1);
+                                                           unsigned threads = 1, const ClockOptions& clock = {});
 
 }  // namespace exitscope

@@ -16,6 +16,7 @@ Result<InputFormat> DetectInputFormat(const std::string& path);
 
 // Binary inputs (trace.dat; perf.data later) as undecoded records, for `dump` and decoders.
 Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path,
-                                                           InputFormat format = InputFormat::kAuto);
+                                                           InputFormat format = InputFormat::kAuto,
+                                                           const ClockOptions& clock = {});
 
 }  // namespace exitscope
