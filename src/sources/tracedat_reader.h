@@ -1,7 +1,8 @@
 // trace.dat (trace-cmd record, file versions 6 and 7; v7 data uncompressed, zlib or zstd) as a
 // RawEventSource. In: a path. Out: every ring-buffer record of the top instance, all CPUs merged in
-// time order, timestamps in ns when the clock allows (sources/trace_clock.h), payloads in place (mmap) or in the current
-// decompressed chunk. Memory stays flat: one chunk per CPU is decompressed at a time.
+// time order, timestamps in ns when the clock allows (sources/trace_clock.h; --tsc-khz through
+// `clock`), payloads in place (mmap) or in the current decompressed chunk. Memory stays flat: one
+// chunk per CPU is decompressed at a time.
 #pragma once
 
 #include <memory>
