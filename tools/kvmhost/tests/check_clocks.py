@@ -7,7 +7,8 @@ OUT/guest/clocks (issue 12, clocks): the same `exitscope bench` workload recorde
                           warning line, no s/ns unit in its table; advise refuses it with a hint
   clocks_tsc_khz_agrees   ONE run recorded at once with -C x86-tsc (trace-cmd) and in ns (exitscope
                           record, clock local): its kvm_exit stamps map cycles to ns at the guest
-                          kernel's tsc_khz (from its boot log) within 2 %; with --tsc-khz the per-reason
+                          kernel's tsc_khz (from its boot log) within 2 %, and dump --tsc-khz turns
+                          them into ns that run with the local clock's within 2 %; with --tsc-khz the per-reason
                           means agree within 2 % (or 1.5 us) once the one offset all reasons share is
                           taken out (each event is written to the second buffer microseconds after
                           the first under TCG; printed). A second run under trace-cmd's default clock is in ns with
@@ -82,8 +83,8 @@ def compare(what, got, want, tolerance=None):
         expect(abs(offset) <= MAX_WRITE_OFFSET_NS, f"{what}: common offset {offset:.0f} ns")
 
 
-def exit_stamps(path, key):
-    return [json.loads(l)[key] for l in exitscope("dump", "--json", "-e", "kvm_exit", path).stdout.splitlines()
+def exit_stamps(path, key, *args):
+    return [json.loads(l)[key] for l in exitscope("dump", "--json", "-e", "kvm_exit", *args, path).stdout.splitlines()
             if l.strip()]
 
 
@@ -140,6 +141,11 @@ def check(name, out):
             print(f"kvm_exit stamps: {rate:.0f} cycles per ms over {(ns[-1] - ns[0]) / 1e9:.3f} s, "
                   f"tsc_khz {khz}: ratio {rate / khz:.5f}")
             expect(abs(rate / khz - 1) <= SAME_RUN_TOLERANCE, f"TSC rate {rate:.0f} kHz vs tsc_khz {khz}")
+            # What exitscope makes of them with --tsc-khz: the local clock's ns, at the same pace.
+            conv_ns = exit_stamps(tsc, "ts_ns", "--tsc-khz", str(khz))
+            pace = slope(ns, conv_ns)
+            print(f"kvm_exit stamps with --tsc-khz {khz}: {pace:.5f} ns per local ns")
+            expect(abs(pace - 1) <= SAME_RUN_TOLERANCE, f"--tsc-khz stamps run at {pace:.5f} x the local clock")
         compare("x86-tsc --tsc-khz vs local (same run)", means(conv), means(same), SAME_RUN_TOLERANCE)
         if read(os.path.join(d, "default-record.rc")).strip() == "0":
             other = report(os.path.join(d, "default.dat"))
