@@ -8,10 +8,12 @@ OUT/guest/clocks (issue 12, clocks): the same `exitscope bench` workload recorde
   clocks_tsc_khz_agrees   ONE run recorded at once with -C x86-tsc (trace-cmd) and in ns (exitscope
                           record, clock local): its kvm_exit stamps map cycles to ns at the guest
                           kernel's tsc_khz (from its boot log) within 2 %, and dump --tsc-khz turns
-                          them into ns that run with the local clock's within 2 %; with --tsc-khz the per-reason
-                          means agree within 2 % (or 1.5 us) once the one offset all reasons share is
-                          taken out (each event is written to the second buffer microseconds after
-                          the first under TCG; printed). A second run under trace-cmd's default clock is in ns with
+                          them into ns that run with the local clock's within 2 %; exit by exit, the
+                          per-reason means agree within 2 % (or 1.5 us) once the one offset all
+                          reasons share is taken out (each event is written to the second buffer
+                          microseconds after the first under TCG) and the few exits whose two writes
+                          were torn apart by the scheduler (> 50 us, at most 1 %) are left out.
+                          The report's own means are printed. A second run under trace-cmd's default clock is in ns with
                           the same exit counts (its times drift with TCG's speed: printed, not checked).
                           trace-cmd's own -C tsc2nsec needs a stable TSC (not under TCG): checked if made.
 
@@ -34,6 +36,9 @@ MAX_WRITE_OFFSET_NS = 20000
 # ... and it is not quite the same for every reason (measured: -2.5 to -3.7 us in one boot): a mean
 # may differ by this much more where 2 % of it is less.
 WRITE_JITTER_NS = 1500
+# An exit whose two writes are this far apart in one buffer and not the other was torn apart by the
+# scheduler (seen: 2 of 1,222 exits, 4.6 and 6.0 ms); it says nothing about the clocks.
+TORN_WRITE_NS = 50000
 
 failures = []
 
@@ -86,6 +91,21 @@ def compare(what, got, want, tolerance=None):
 def exit_stamps(path, key, *args):
     return [json.loads(l)[key] for l in exitscope("dump", "--json", "-e", "kvm_exit", *args, path).stdout.splitlines()
             if l.strip()]
+
+
+def exit_durations(path, *args):
+    """(exit_reason, exit->entry time) per exit of the vCPU thread, in file order (dump --json)."""
+    out, open_exit = [], None
+    for line in exitscope("dump", "--json", "-e", "kvm_exit", "-e", "kvm_entry", *args, path).stdout.splitlines():
+        if not line.strip():
+            continue
+        j = json.loads(line)
+        if j["event"] == "kvm_exit":
+            open_exit = (j["fields"]["exit_reason"], j["ts_ns"])
+        elif open_exit:
+            out.append((open_exit[0], j["ts_ns"] - open_exit[1]))
+            open_exit = None
+    return out
 
 
 def slope(xs, ys):
@@ -146,7 +166,27 @@ def check(name, out):
             pace = slope(ns, conv_ns)
             print(f"kvm_exit stamps with --tsc-khz {khz}: {pace:.5f} ns per local ns")
             expect(abs(pace - 1) <= SAME_RUN_TOLERANCE, f"--tsc-khz stamps run at {pace:.5f} x the local clock")
-        compare("x86-tsc --tsc-khz vs local (same run)", means(conv), means(same), SAME_RUN_TOLERANCE)
+        # The report's per-reason means, for the log: a mean of 400 exits moves by microseconds when one
+        # exit's two buffer writes are milliseconds apart (the writer descheduled between them).
+        compare("report means, x86-tsc --tsc-khz vs local (same run)", means(conv), means(same))
+        # Exit by exit: the same exits' times in both clocks, less the few whose two writes were torn
+        # apart, per reason.
+        a, b = exit_durations(tsc, "--tsc-khz", str(khz)), exit_durations(local)
+        expect(len(a) == len(b) and all(x[0] == y[0] for x, y in zip(a, b)),
+               f"the two recordings hold different exits ({len(a)} / {len(b)})")
+        kept = [(x[0], x[1], y[1]) for x, y in zip(a, b) if abs(x[1] - y[1]) <= TORN_WRITE_NS]
+        torn = len(a) - len(kept)
+        print(f"exits paired one to one: {len(a)}; {torn} whose two buffer writes differ by > {TORN_WRITE_NS} ns left out")
+        expect(torn <= max(1, len(a) // 100), f"{torn} of {len(a)} exits differ by > {TORN_WRITE_NS} ns between buffers")
+        by = {}
+        for reason, c, l in kept:
+            by.setdefault(reason, []).append((c, l))
+        paired = {}
+        for reason, v in by.items():
+            if len(v) >= MIN_EXITS:
+                paired[hex(reason)] = (len(v), sum(c for c, _ in v) / len(v))
+        paired_local = {hex(r): (len(v), sum(l for _, l in v) / len(v)) for r, v in by.items() if len(v) >= MIN_EXITS}
+        compare("per-exit means, x86-tsc --tsc-khz vs local (same run)", paired, paired_local, SAME_RUN_TOLERANCE)
         if read(os.path.join(d, "default-record.rc")).strip() == "0":
             other = report(os.path.join(d, "default.dat"))
             expect(other["context"]["time_unit"] == "ns", f"default clock: {other['context']['time_unit']!r}")
