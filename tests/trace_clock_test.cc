@@ -284,6 +284,36 @@ TEST(TraceClocks, IntegerTextTimestampsAreRawUntilTscKhz) {
   EXPECT_EQ(khz["context"]["duration_ns"], want["context"]["duration_ns"]);
 }
 
+// A text whose lines print their stamps both ways cannot be timed as one: the lines unlike the first
+// are counted and skipped (the result is PARTIAL), never mixed as seconds and integers.
+TEST(TraceClocks, MixedTextTimestampFormsAreCountedNotMixed) {
+  std::string orig = kShared + "/traces/nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt";
+  if (!std::filesystem::exists(orig)) GTEST_SKIP() << orig;
+  std::string text = testing::ReadFile(orig);
+  // Every line after the first 1,000 as integers: those are the ones skipped.
+  size_t cut = 0;
+  for (int i = 0; i < 1000 && cut != std::string::npos; ++i) cut = text.find('\n', cut + 1);
+  ASSERT_NE(cut, std::string::npos);
+  std::string tail = text.substr(cut);
+  std::string mixed = text.substr(0, cut) + std::regex_replace(tail, std::regex("\\] +([0-9]+)\\.([0-9]{6}):"), "] $1$2:");
+  std::string path = (std::filesystem::temp_directory_path() / ("exitscope-mixed-" + std::to_string(::getpid()) + ".txt")).string();
+  ASSERT_TRUE(testing::WriteFile(path, mixed));
+  auto r = Cli("report --json " + path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.status, 65);
+  json doc = json::parse(r.out, nullptr, false);
+  EXPECT_EQ(doc["context"]["time_unit"], "ns");
+  uint64_t skipped = 0;
+  for (const auto& d : doc["diagnostics"]) {
+    if (d["name"] == "text.mixed_timestamp_forms") skipped = d["count"];
+  }
+  const std::regex stamp("\\] +[0-9]+\\.[0-9]{6}:");
+  size_t lines = std::distance(std::sregex_iterator(tail.begin(), tail.end(), stamp), std::sregex_iterator());
+  EXPECT_GT(lines, 1000u);
+  EXPECT_EQ(skipped, lines);
+  EXPECT_LT(doc["totals"]["kvm_exit"].get<uint64_t>(), ReportJson(orig)["totals"]["kvm_exit"].get<uint64_t>());
+}
+
 // The duration is the span of every record, not only of kvm events: a trace of sched events only
 // (tests/data/sched-pipe.perf.data, 286 samples) spans what perf script prints.
 TEST(TraceClocks, DurationCoversRecordsThatAreNotKvmEvents) {
