@@ -24,6 +24,14 @@ foreach(check bench_all_tests bench_kvm_stats bench_compare bench_errors trace_c
                        FIXTURES_REQUIRED kvmhost_suite ENVIRONMENT EXITSCOPE_BIN=$<TARGET_FILE:exitscope>)
 endforeach()
 
+# Clocks (issue 12): the same run in TSC cycles and in ns (tools/kvmhost/guest/clocks-steps.sh).
+foreach(check clocks_cycles_labelled clocks_tsc_khz_agrees)
+  add_test(NAME kvmhost.${check}
+           COMMAND ${Python3_EXECUTABLE} ${KVMHOST_DIR}/tests/check_clocks.py ${check} ${KVMHOST_OUT}/suite)
+  set_tests_properties(kvmhost.${check} PROPERTIES LABELS kvmhost TIMEOUT 120
+                       FIXTURES_REQUIRED kvmhost_suite ENVIRONMENT EXITSCOPE_BIN=$<TARGET_FILE:exitscope>)
+endforeach()
+
 # The committed sample (samples/bench-svm, recorded by tools/kvmhost/record-fixture.sh) needs no boot:
 # exitscope's reader must agree with the bench's own iteration counts on it.
 foreach(check report_agrees_with_bench dump_cpuid_rip)

@@ -1,5 +1,6 @@
 #include "analysis/report_pipeline.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace exitscope {
@@ -36,8 +37,16 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   c.cpu_description = meta.cpu_description;
   c.isa = std::string(IsaName(run.isa_seen != Isa::kUnknown ? run.isa_seen : meta.isa_hint));
   c.cpu_count = meta.cpu_count;
-  c.first_ts_ns = run.first_ts_ns;
-  c.last_ts_ns = run.last_ts_ns;
+  // The span covers every record, not only kvm events: a trace of other events has a duration too.
+  uint64_t first_ts = run.first_ts_ns, last_ts = run.last_ts_ns;
+  if (meta.first_ts_ns || meta.last_ts_ns) {
+    first_ts = run.events ? std::min(first_ts, meta.first_ts_ns) : meta.first_ts_ns;
+    last_ts = std::max(last_ts, meta.last_ts_ns);
+  }
+  c.first_ts_ns = first_ts;
+  c.last_ts_ns = last_ts;
+  c.time_unit = meta.time_unit;
+  c.clock_notes = meta.clock_notes;
   c.filters = FilterSummary(options);
 
   report.totals.events = run.events;

@@ -65,12 +65,14 @@ std::string RipTracker::VcpuLabel(int32_t tid, int32_t vcpu) const {
 }
 
 std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
-  std::string out = fmt::format("exitscope report --by rip: {}\n{} timed exits, {} of exit time\n{}\n", source, exits_,
-                                FormatDuration(time_ns_), symbols.Describe());
+  const TimeUnit u = meta_.time_unit;
+  std::string out = fmt::format("exitscope report --by rip: {}\n", source);
+  for (const auto& note : meta_.clock_notes) out += fmt::format("warning: {}\n", note);
+  out += fmt::format("{} timed exits, {} of exit time\n{}\n", exits_, FormatDuration(time_ns_, u), symbols.Describe());
   for (const auto& [key, total] : ByTime(reason_totals_)) {
     const auto& rips = by_reason_.at(key);
     out += fmt::format("\n{} — {} exits, {} ({:.1f}% of exit time), {} distinct RIPs\n",
-                       ExitReasonName(key.first, key.second), total.exits, FormatDuration(total.time_ns),
+                       ExitReasonName(key.first, key.second), total.exits, FormatDuration(total.time_ns, u),
                        time_ns_ ? 100.0 * total.time_ns / time_ns_ : 0.0, rips.size());
     out += fmt::format("  {:>9} {:>8} {:>11} {:>10}  {:<6} {:<18}  {}\n", "EXITS", "%REASON", "TIME", "MEAN", "SPACE",
                        "RIP", "SYMBOL");
@@ -78,7 +80,7 @@ std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, c
     for (const auto& [rip, st] : ByTime(rips)) {
       if (top && n++ == top) break;
       out += fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits,
-                         100.0 * st.exits / total.exits, FormatDuration(st.time_ns), FormatDuration(st.time_ns / st.exits),
+                         100.0 * st.exits / total.exits, FormatDuration(st.time_ns, u), FormatDuration(st.time_ns / st.exits, u),
                          GuestSymbolizer::Space(rip), fmt::format("{:#x}", rip), SymbolColumn(symbols, rip));
     }
   }
@@ -94,6 +96,7 @@ std::string RipTracker::RenderJson(const GuestSymbolizer& symbols, size_t top, c
   j["kaslr_slide"] = symbols.slide().slide;
   j["exits"] = exits_;
   j["time_ns"] = time_ns_;
+  j["time_unit"] = TimeUnitName(meta_.time_unit);  // of every *_ns value
   j["reasons"] = nlohmann::ordered_json::array();
   for (const auto& [key, total] : ByTime(reason_totals_)) {
     nlohmann::ordered_json r = {{"reason", ExitReasonName(key.first, key.second)},

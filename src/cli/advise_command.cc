@@ -53,6 +53,8 @@ int RunAdviseCommand(int argc, char** argv) {
                  "trace cannot (untimed exits), and are shown beside the trace's own prices")
       ->option_text("FILE");
   AddGuestSymbolOptions(app, &sym_args);
+  ClockOptions clock;
+  AddClockOptions(app, &clock);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -67,11 +69,14 @@ int RunAdviseCommand(int argc, char** argv) {
     if (!loaded) return PrintError(loaded.error());
     bench = std::move(loaded.value());
   }
-  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads));
+  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads), clock);
   if (!source) return PrintError(source.error());
+  // Savings, rates and thresholds are priced in ns: TSC cycles or counts would price them wrong.
+  if (Status st = RequireNsClock((*source)->meta(), "advise"); !st.ok()) return PrintError(st.error());
+  for (const auto& note : (*source)->meta().clock_notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
   ExitProfile profile;
   Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto,
-                                           [&](KvmEventSource& src) { profile = CollectExits(&src); });
+                                           [&](KvmEventSource& src) { profile = CollectExits(&src); }, clock);
   if (!read.ok()) return PrintError(read.error());
   // The source's diagnostics after the whole read (parallel decoders merge theirs at the end).
   const Diagnostics& diag = (*source)->diagnostics();

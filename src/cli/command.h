@@ -7,6 +7,11 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "model/trace_meta.h"
+
+namespace CLI {
+class App;
+}
 
 namespace exitscope {
 
@@ -24,6 +29,13 @@ int PrintError(const Error& error);
 // --threads: 0 means one decoding thread per core, at most 8 (more stop paying off past memory
 // bandwidth); any other value as given.
 unsigned DecodeThreads(unsigned requested);
+
+// --tsc-khz N, the one parse every command reading a trace shares: converts a trace recorded with
+// the x86-tsc clock (and no TSC2NSEC option) to ns. Out of range: a usage error (64).
+void AddClockOptions(CLI::App& app, ClockOptions* clock);
+
+// A usage Error (64) for `what` ("--from/--to") when the trace's times are not ns; else Ok.
+Status RequireNsClock(const TraceMeta& meta, std::string_view what);
 
 // Help paragraphs the subcommands share, so they teach the same words.
 inline constexpr const char* kHelpInputs =

@@ -1,3 +1,4 @@
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -24,6 +25,29 @@ std::span<const Command> Commands() {
 unsigned DecodeThreads(unsigned requested) {
   if (requested) return requested;
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
+
+// A TSC runs between ~1 MHz and ~100 GHz: outside that, the number is a typo (Hz or MHz given).
+constexpr double kMinTscKhz = 1e3, kMaxTscKhz = 1e8;
+
+void AddClockOptions(CLI::App& app, ClockOptions* clock) {
+  app.add_option("--tsc-khz", clock->tsc_khz,
+                 "TSC rate of the recording host in kHz (2400000 = 2.4 GHz), for a trace recorded with "
+                 "`trace-cmd record -C x86-tsc`: its times are TSC cycles until converted. The host's kernel "
+                 "logs it: `dmesg | grep -i 'tsc.*MHz'` (\"Refined TSC clocksource calibration: 2399.998 MHz\" "
+                 "-> 2399998)")
+      ->check(CLI::Range(kMinTscKhz, kMaxTscKhz));
+}
+
+Status RequireNsClock(const TraceMeta& meta, std::string_view what) {
+  if (meta.time_unit == TimeUnit::kNs) return Status::Ok();
+  return MakeError(kExitUsage, "clock.not-ns",
+                   std::string(what) + " needs times in ns, but this trace's (clock " +
+                       (meta.clock.empty() ? "?" : meta.clock) + ") are " +
+                       std::string(TimeUnitName(meta.time_unit)),
+                   meta.time_unit == TimeUnit::kCount
+                       ? "the counter clock holds no time: record with the default clock (local)"
+                       : "pass --tsc-khz N (the recording host's TSC rate in kHz) to convert TSC cycles");
 }
 
 int PrintError(const Error& error) {

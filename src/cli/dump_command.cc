@@ -20,7 +20,9 @@ constexpr char kDumpHelp[] =
     "  <seconds> <cpu> <pid> <comm> <event>: <field>=<value> …\n"
     "Fields come from the trace's own event formats (all events, not only kvm), so what you see is\n"
     "what the kernel recorded. 8-byte unsigned values print in hex, others in decimal.\n"
-    "Lost events (ring-buffer overruns) appear as '# lost' lines where they happened.";
+    "Lost events (ring-buffer overruns) appear as '# lost' lines where they happened.\n"
+    "A trace whose clock is not in ns (x86-tsc without TSC2NSEC, counter) prints its raw integers\n"
+    "(JSON key ts_cycles / ts_count instead of ts_ns) until --tsc-khz converts TSC cycles.";
 
 constexpr char kDumpInputsText[] = ".\nText renderings are readable as they are (`report` reads them too).";
 
@@ -42,19 +44,25 @@ struct DumpOptions {
   std::vector<std::string> events;
   bool json = false;
   bool ns = false;
+  ClockOptions clock;
 };
 
-std::string FormatTs(uint64_t ts_ns, bool ns) {
+// Times not in ns (TSC cycles, counts) print as the integers they are, as trace-cmd report does.
+std::string FormatTs(uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
+  if (unit != TimeUnit::kNs) return std::to_string(ts_ns);
   if (ns) return fmt::format("{}.{:09}", ts_ns / 1000000000, ts_ns % 1000000000);
   return fmt::format("{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
 }
 
 int Dump(const DumpOptions& opt) {
-  auto opened = OpenRawEventSource(opt.path);
+  auto opened = OpenRawEventSource(opt.path, InputFormat::kAuto, opt.clock);
   if (!opened.ok()) return PrintError(opened.error());
   RawEventSource& src = *opened.value();
   const FormatRegistry& formats = src.formats();
   const TraceMeta& meta = src.meta();
+  const TimeUnit unit = meta.time_unit;
+  const std::string ts_key = unit == TimeUnit::kNs ? "ts_ns" : "ts_" + std::string(TimeUnitName(unit));
+  for (const auto& note : meta.clock_notes) std::fprintf(stderr, "# warning: %s\n", note.c_str());
 
   // Resolve --event names to type ids once; "name" or "system:name".
   std::set<uint16_t> wanted;
@@ -85,11 +93,11 @@ int Dump(const DumpOptions& opt) {
     }
     if (lost.cpu >= 0) {
       if (opt.json) {
-        line = nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {"ts_ns", lost.ts_ns}}.dump() + "\n";
+        line = nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {ts_key, lost.ts_ns}}.dump() + "\n";
       } else {
         line = fmt::format("# lost {} events on cpu {} before {}\n",
                            lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
-                           FormatTs(lost.ts_ns, opt.ns));
+                           FormatTs(lost.ts_ns, opt.ns, unit));
       }
       std::fwrite(line.data(), 1, line.size(), stdout);
     }
@@ -100,7 +108,7 @@ int Dump(const DumpOptions& opt) {
                                                               : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
     std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
     if (opt.json) {
-      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
+      nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
       if (fmt) {
         j["system"] = fmt->system;
         nlohmann::json fields = nlohmann::json::object();
@@ -110,7 +118,7 @@ int Dump(const DumpOptions& opt) {
       line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       line.push_back('\n');
     } else {
-      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns), ev.cpu, ev.tid, comm, name);
+      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns, unit), ev.cpu, ev.tid, comm, name);
       if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
       line.push_back('\n');
     }
@@ -139,6 +147,7 @@ int RunDumpCommand(int argc, char** argv) {
   app.add_option("--event,-e", opt.events, "only events with this name (repeatable; kvm_exit or kvm:kvm_exit)");
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
+  AddClockOptions(app, &opt.clock);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -42,6 +42,12 @@ Examples:
   exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
   exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
   trace-cmd report trace.dat > t.txt && exitscope report t.txt   # text works too
+  exitscope report --tsc-khz 2399998 tsc.dat        # recorded with trace-cmd record -C x86-tsc
+
+Clocks: local, global, perf, mono, mono_raw, boot, tai and trace-cmd's tsc2nsec (TSC2NSEC option)
+give ns. x86-tsc without a TSC2NSEC option gives TSC cycles: the report says so and prints "cyc"
+until --tsc-khz converts them. counter counts events (no time: "cnt"); uptime ticks in 10 ms
+jiffies (converted, with a warning). TIME_SHIFT (guest clock sync) is not applied: the report says so.
 
 VMs: by host process when the trace records it (perf.data); else by trace-cmd's GUEST option
 (name and vCPU -> thread map), else QEMU "CPU n/KVM" threads with consecutive tids are grouped
@@ -90,6 +96,8 @@ int RunReportCommand(int argc, char** argv) {
   app.add_option("-j,--threads", threads,
                  "threads decoding an uncompressed trace.dat, also for --by rip and --folded (default: one per "
                  "core, up to 8; 1 = sequential)");
+  ClockOptions clock;
+  AddClockOptions(app, &clock);
   app.add_option("--input-format,--format", input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")
       ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
@@ -121,11 +129,15 @@ int RunReportCommand(int argc, char** argv) {
                                                : InputFormat::kAuto;
   if (by == "rip" || !rip_args.folded.empty()) {
     return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip",
-                         DecodeThreads(threads)},
+                         DecodeThreads(threads), clock},
                         rip_args);
   }
-  auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads));
+  auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads), clock);
   if (!source.ok()) return PrintError(source.error());
+  // The window is in seconds: a trace in TSC cycles or counts cannot place it.
+  if (options.from_s || options.to_s) {
+    if (Status st = RequireNsClock((*source)->meta(), "--from/--to"); !st.ok()) return PrintError(st.error());
+  }
 
   bool tty = isatty(fileno(stderr));
   ProgressFn progress;
@@ -133,7 +145,7 @@ int RunReportCommand(int argc, char** argv) {
   Report report;
   Status read = ReadWithSequentialFallback(&source.value(), path, fmt, [&](KvmEventSource& src) {
     report = BuildReport(src, options, progress);
-  });
+  }, clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
 

@@ -46,7 +46,7 @@ void AddRipReportOptions(CLI::App& app, RipReportArgs* args) {
 
 int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   if (Status st = ResolveGuestSymbolArgs(&args.symbols); !st.ok()) return PrintError(st.error());
-  auto source = OpenKvmEventSource(req.path, req.format, req.threads);
+  auto source = OpenKvmEventSource(req.path, req.format, req.threads, req.clock);
   if (!source.ok()) return PrintError(source.error());
   RipFilter filter;
   filter.pid = req.pid;
@@ -65,7 +65,7 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
     tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
     DriveExits(src, tracker_ptr.get(), &src.diagnostics());
-  });
+  }, req.clock);
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
   RipTracker& tracker = *tracker_ptr;

@@ -38,6 +38,7 @@ struct RipReportRequest {
   bool json = false;
   bool table = true;    // false with --folded alone: only the folded file
   unsigned threads = 1; // decoding threads for an uncompressed trace.dat (DecodeThreads)
+  ClockOptions clock;   // --tsc-khz
 };
 int RunRipReport(const RipReportRequest& request, RipReportArgs args);
 

@@ -112,7 +112,8 @@ enum class Severity : uint8_t {
   X(kPairDetailsTruncated, "pair.details_truncated", kInfo,                                                  \
     "exits with more detail events than kept per exit (the rest are not broken down)")                       \
   X(kPairEntryNotRecorded, "pair.entry_not_recorded", kInfo,                                                 \
-    "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry too, or -e kvm)")
+    "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry too, or -e kvm)") \
+  X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError, "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): their unit is unknown, skipped")
 
 enum class DiagId : uint16_t {
 #define EXITSCOPE_DIAG_ENUM(id, name, severity, meaning) id,

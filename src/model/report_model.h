@@ -9,6 +9,7 @@
 
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
+#include "model/trace_meta.h"
 
 namespace exitscope {
 
@@ -59,7 +60,10 @@ struct DetailRow {
 struct ReportContext {
   std::string source, format, kernel, isa, clock, cpu_description;
   int cpu_count = 0;
+  // Of every record the source read (kvm events or not). In time_unit, as every *_ns of the report.
   uint64_t first_ts_ns = 0, last_ts_ns = 0;
+  TimeUnit time_unit = TimeUnit::kNs;
+  std::vector<std::string> clock_notes;  // the clock's unit, conversions not applied
   std::vector<std::string> vms;  // labels of the VMs seen
   uint64_t vcpu_threads = 0;
   std::string filters;           // human summary of active filters, "" for none

@@ -5,11 +5,18 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/units.h"  // TimeUnit
 #include "model/kvm_event.h"
 
 namespace exitscope {
+
+// What the user says about a trace's clock, applied by every reader as it opens the trace.
+struct ClockOptions {
+  double tsc_khz = 0;  // --tsc-khz: TSC ticks per ms of the recording host (0: not given)
+};
 
 struct GuestInfo {                 // trace-cmd's GUEST option (one per traced guest)
   std::string name;
@@ -22,6 +29,9 @@ struct TraceMeta {
   std::string source_format;       // "trace.dat v7 (zstd)", "perf.data", "text: trace-cmd report" …
   std::string kernel;              // uname / OSRELEASE when recorded
   std::string clock;               // "local", "global", "x86-tsc", "tsc2nsec"…
+  TimeUnit time_unit = TimeUnit::kNs;  // of every timestamp handed out
+  // Lines the report prints about the clock: a unit that is not ns, a conversion not applied.
+  std::vector<std::string> clock_notes;
   std::string cpu_description;     // CPUDESC / CPUID when recorded
   std::string hostname;            // perf.data HOSTNAME feature (empty when unknown)
   std::string arch;                // perf.data ARCH feature ("x86_64")
@@ -33,7 +43,9 @@ struct TraceMeta {
   std::map<int32_t, int32_t> tgid_by_tid;       // thread → process when the source knows it
   std::vector<GuestInfo> guests;
   std::string kallsyms;            // host kallsyms text when the file carries it (may be empty)
-  uint64_t first_ts_ns = 0, last_ts_ns = 0;  // of the events read (filled by the pipeline)
+  // First and last timestamp of every record the source read, kvm events or not (set when the
+  // source is exhausted; both 0 when it read none): the trace's span.
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;
   // First event time per CPU. In an overwritten (flight-recorder) ring buffer CPUs start at different
   // times; before the latest start, an exit's entry may simply be missing (Perfetto drops those).
   std::map<int32_t, uint64_t> cpu_first_ts_ns;

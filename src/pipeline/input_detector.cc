@@ -57,15 +57,16 @@ Result<InputFormat> DetectInputFormat(const std::string& path) {
                    "`perf record -e 'kvm:*'` (perf.data)");
 }
 
-Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path, InputFormat format) {
+Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path, InputFormat format,
+                                                           const ClockOptions& clock) {
   if (format == InputFormat::kAuto) {
     auto detected = DetectInputFormat(path);
     if (!detected.ok()) return detected.error();
     format = *detected;
   }
   switch (format) {
-    case InputFormat::kTraceDat: return OpenTraceDat(path);
-    case InputFormat::kPerfData: return OpenPerfDataRaw(path);
+    case InputFormat::kTraceDat: return OpenTraceDat(path, clock);
+    case InputFormat::kPerfData: return OpenPerfDataRaw(path, clock);
     case InputFormat::kText: return Unsupported(path, "trace text");
     case InputFormat::kAuto: break;
   }
@@ -73,16 +74,16 @@ Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& pa
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format,
-                                                           unsigned threads) {
+                                                           unsigned threads, const ClockOptions& clock) {
   if (format == InputFormat::kAuto) {
     auto detected = DetectInputFormat(path);
     if (!detected.ok()) return detected.error();
     format = *detected;
   }
   // Text is already typed events: no raw records to decode.
-  if (format == InputFormat::kText) return OpenTextSource(path);
-  if (format == InputFormat::kTraceDat && threads > 1) return OpenTraceDatSliced(path, threads);
-  auto raw = OpenRawEventSource(path, format);
+  if (format == InputFormat::kText) return OpenTextSource(path, clock);
+  if (format == InputFormat::kTraceDat && threads > 1) return OpenTraceDatSliced(path, threads, 0, clock);
+  auto raw = OpenRawEventSource(path, format, clock);
   if (!raw.ok()) return raw.error();
   return MakeDecodingSource(std::move(raw.value()));
 }

@@ -17,15 +17,17 @@ enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
 // (pipeline/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
 // (pipeline/tracedat_slices.h; read it through ReadWithSequentialFallback, which reads it again with
 // one thread when the sliced cut cannot be trusted).
+// `clock` (--tsc-khz) reaches every reader.
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
                                                            InputFormat format = InputFormat::kAuto,
-                                                           unsigned threads = 1);
+                                                           unsigned threads = 1, const ClockOptions& clock = {});
 
 // Sniffs the first bytes of `path` (66 when it cannot be opened).
 Result<InputFormat> DetectInputFormat(const std::string& path);
 
 // Binary inputs (trace.dat; perf.data later) as undecoded records, for `dump` and decoders.
 Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& path,
-                                                           InputFormat format = InputFormat::kAuto);
+                                                           InputFormat format = InputFormat::kAuto,
+                                                           const ClockOptions& clock = {});
 
 }  // namespace exitscope

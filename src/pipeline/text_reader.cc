@@ -1,14 +1,19 @@
 #include "pipeline/text_reader.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "decode/text_kvm_parser.h"
 #include "sources/text/text_line_parser.h"
 #include "sources/text/text_line_reader.h"
+#include "sources/trace_clock.h"
 
 namespace exitscope {
 
 namespace {
+
+// Lines a probe reads for the first event line, whose timestamp form decides the text's clock.
+constexpr int kClockProbeLines = 4096;
 
 bool IsKvmEvent(const TextLine& l) {
   if (!l.system.empty()) return l.system == "kvm";
@@ -28,10 +33,17 @@ bool IsHeaderLine(std::string_view line) {
 
 class TextKvmSource : public KvmEventSource {
  public:
-  TextKvmSource(std::unique_ptr<TextLineReader> lines, const std::string& path)
-      : lines_(std::move(lines)), parser_(&diagnostics_) {
+  TextKvmSource(std::unique_ptr<TextLineReader> lines, const std::string& path, bool raw_ts,
+                const ClockOptions& clock)
+      : lines_(std::move(lines)), parser_(&diagnostics_), raw_ts_(raw_ts) {
     meta_.source_path = path;
     meta_.source_format = "text";
+    if (raw_ts) {
+      clock_ = PlanRawTextClock(clock);
+      ApplyClockPlan(clock_, &meta_);
+    } else if (clock.tsc_khz > 0) {
+      meta_.clock_notes.push_back("--tsc-khz ignored: the text prints its timestamps in seconds");
+    }
   }
 
   const TraceMeta& meta() const override { return meta_; }
@@ -60,6 +72,13 @@ class TextKvmSource : public KvmEventSource {
         continue;
       }
       NoteDialect(tl);
+      if (tl.ts_raw != raw_ts_) {
+        diagnostics_.Bump(DiagId::kTextMixedTimestampForms);
+        continue;
+      }
+      if (raw_ts_) tl.ts_ns = clock_.ToNs(tl.ts_ns);
+      first_ts_ = std::min(first_ts_, tl.ts_ns);
+      last_ts_ = std::max(last_ts_, tl.ts_ns);
       if (!IsKvmEvent(tl)) {
         ++skipped_;
         continue;
@@ -96,6 +115,10 @@ class TextKvmSource : public KvmEventSource {
       // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
       diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
       skipped_ = 0;
+    }
+    if (first_ts_ <= last_ts_) {
+      meta_.first_ts_ns = first_ts_;
+      meta_.last_ts_ns = last_ts_;
     }
     if (lines_->truncated() && !truncation_counted_) {
       truncation_counted_ = true;
@@ -140,23 +163,42 @@ class TextKvmSource : public KvmEventSource {
   uint64_t line_no_ = 0;
   uint64_t skipped_ = 0;
   uint64_t last_ts_ns_ = 0;
+  uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every event line, kvm or not
+  bool raw_ts_ = false;                            // timestamps printed as plain integers
+  ClockPlan clock_;                                // how raw_ts_ integers become ns (if they do)
   int32_t last_tid_ = -1;
   LostEvents pending_lost_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path) {
+// True when the first event line prints its timestamp as a plain integer (not seconds).
+static bool FirstTimestampIsRaw(TextLineReader* lines) {
+  std::string_view line;
+  TextLine tl;
+  for (int i = 0; i < kClockProbeLines && lines->NextLine(&line); ++i) {
+    if (ParseTextLine(line, &tl)) return tl.ts_raw;
+  }
+  return false;
+}
+
+Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path, const ClockOptions& clock) {
+  auto probe = TextLineReader::Open(path);
+  if (!probe) return probe.error();
+  bool raw = FirstTimestampIsRaw(probe->get());
   auto lines = TextLineReader::Open(path);
   if (!lines) return lines.error();
-  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path));
+  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path, raw, clock));
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
-                                                              const std::string& name) {
+                                                              const std::string& name, const ClockOptions& clock) {
+  auto probe = TextLineReader::Open(MappedFile::View(bytes, name));
+  if (!probe) return probe.error();
+  bool raw = FirstTimestampIsRaw(probe->get());
   auto lines = TextLineReader::Open(MappedFile::View(bytes, name));
   if (!lines) return lines.error();
-  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), name));
+  return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), name, raw, clock));
 }
 
 bool LooksLikeTextTrace(std::string_view head) {

@@ -27,19 +27,22 @@ class TraceDatReader : public RawEventSource {
   uint64_t bytes_total() const override { return data_bytes_; }
 
   bool Next(RawEvent* event, LostEvents* lost) override {
-    if (merger_.Next(event, lost)) return true;
+    if (merger_.Next(event, lost)) {
+      span_.Add(event->ts_ns);
+      return true;
+    }
     if (!finished_) Finish();
     return false;
   }
 
-  Status Open(const std::string& path) {
+  Status Open(const std::string& path, const ClockOptions& clock) {
     auto file = MappedFile::Open(path);
     if (!file.ok()) return file.error();
-    return Open(std::move(file.value()), path);
+    return Open(std::move(file.value()), path, clock);
   }
 
-  Status Open(std::unique_ptr<MappedFile> file, const std::string& path) {
-    auto layout = OpenTraceDatShared(std::move(file), path, &shared_, &meta_, &formats_, &diagnostics_);
+  Status Open(std::unique_ptr<MappedFile> file, const std::string& path, const ClockOptions& clock = {}) {
+    auto layout = OpenTraceDatShared(std::move(file), path, &shared_, &meta_, &formats_, &diagnostics_, clock);
     if (!layout.ok()) return layout.error();
     AddStreams(*layout);
     return Status::Ok();
@@ -74,6 +77,7 @@ class TraceDatReader : public RawEventSource {
     for (const TraceDatCpuStream* s : streams_) {
       if (s->first_ts_ns != ~0ull) KeepEarliestFirstTs(&meta_.cpu_first_ts_ns, s->cpu(), s->first_ts_ns);
     }
+    span_.Store(&meta_);
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
     if (merger_.out_of_order()) {
@@ -91,6 +95,7 @@ class TraceDatReader : public RawEventSource {
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
+  RecordSpan span_;
   bool finished_ = false;
 };
 
@@ -100,9 +105,9 @@ bool LooksLikeTraceDat(std::span<const uint8_t> head) {
   return head.size() >= kTracingMagicSize && std::memcmp(head.data(), kTracingMagic, kTracingMagicSize) == 0;
 }
 
-Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path) {
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path, const ClockOptions& clock) {
   auto reader = std::make_unique<TraceDatReader>();
-  if (Status s = reader->Open(path); !s.ok()) return s.error();
+  if (Status s = reader->Open(path, clock); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));
 }
 

@@ -1,7 +1,8 @@
 // trace.dat (trace-cmd record, file versions 6 and 7; v7 data uncompressed, zlib or zstd) as a
 // RawEventSource. In: a path. Out: every ring-buffer record of the top instance, all CPUs merged in
-// time order, timestamps in ns (TSC2NSEC applied), payloads in place (mmap) or in the current
-// decompressed chunk. Memory stays flat: one chunk per CPU is decompressed at a time.
+// time order, timestamps in ns when the clock allows (sources/trace_clock.h; --tsc-khz through
+// `clock`), payloads in place (mmap) or in the current decompressed chunk. Memory stays flat: one
+// chunk per CPU is decompressed at a time.
 #pragma once
 
 #include <memory>
@@ -10,11 +11,12 @@
 #include "sources/raw_event_source.h"
 #include "sources/tracedat/tracedat_pages.h"
 #include "base/result.h"
+#include "model/trace_meta.h"
 
 namespace exitscope {
 
 // Opens and parses the metadata; the records are read as Next() is called.
-Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path);
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path, const ClockOptions& clock = {});
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source, `name` is what
 // messages call the input.
 Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,

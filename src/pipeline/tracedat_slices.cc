@@ -48,6 +48,7 @@ struct Slice {
   LostEvents tail_lost;                                   // after the last event: for the next slice
   uint64_t skipped = 0;                                   // records that are not kvm events
   uint64_t out_of_order = 0;
+  RecordSpan span;                                        // of every record, kvm or not
   PageCounters counters;
   std::vector<CpuWalk> walks;
   bool done = false;
@@ -70,11 +71,13 @@ class SlicedTraceDatSource : public KvmEventSource {
   uint64_t bytes_total() const override { return data_bytes_; }
 
   // Opens the file; false in *sliced when it is not worth (or not possible) to slice it.
-  Status Open(const std::string& path, unsigned threads, uint64_t slice_bytes, bool* sliced) {
+  Status Open(const std::string& path, unsigned threads, uint64_t slice_bytes, const ClockOptions& clock,
+              bool* sliced) {
     *sliced = false;
     auto file = MappedFile::Open(path);
     if (!file.ok()) return file.error();
-    auto layout = OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_);
+    auto layout =
+        OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_, clock);
     if (!layout.ok()) return layout.error();
     layout_ = *layout;
     if (layout->data_compressed || threads < 2) return Status::Ok();
@@ -313,6 +316,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     LostEvents l, acc;
     acc.cpu = -1;
     while (merger.Next(&raw, &l)) {
+      s.span.Add(raw.ts_ns);
       CombineLost(&acc, l);
       s.events.emplace_back();
       if (!decoder_->Decode(raw, &s.events.back())) {
@@ -344,6 +348,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     counters_.Add(s.counters);
     skipped_ += s.skipped;
     out_of_order_ += s.out_of_order;
+    span_.Add(s.span);
     for (size_t c = 0; c < cpus_.size(); ++c) {
       const CpuWalk& w = s.walks[c];
       if (w.went_back || w.start_unsure) cut_unsafe_ = true;
@@ -379,6 +384,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   void Finish() {
     finished_ = true;
     for (const auto& [cpu, ts] : first_ts_ns_) meta_.cpu_first_ts_ns[cpu] = ts;
+    span_.Store(&meta_);
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
     if (out_of_order_) {
@@ -424,6 +430,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   LostEvents carry_lost_{-1, 0, 0};
   PageCounters counters_;
   uint64_t skipped_ = 0, out_of_order_ = 0;
+  RecordSpan span_;
   std::map<int32_t, uint64_t> first_ts_ns_;
   std::vector<uint64_t> released_pages_;     // per CPU, pages below this were released  // per CPU, its first record handed out
   bool cut_unsafe_ = false;
@@ -433,10 +440,11 @@ class SlicedTraceDatSource : public KvmEventSource {
 }  // namespace
 
 Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
-                                                           uint64_t slice_bytes) {
+                                                           uint64_t slice_bytes, const ClockOptions& clock) {
   auto sliced = std::make_unique<SlicedTraceDatSource>();
   bool worth = false;
-  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, &worth); !s.ok()) {
+  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, clock, &worth);
+      !s.ok()) {
     return s.error();
   }
   if (worth) return std::unique_ptr<KvmEventSource>(std::move(sliced));
@@ -451,10 +459,11 @@ size_t SliceCount(const KvmEventSource& source) {
 bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(DiagId::kTracedatSlicesOutOfOrder) != 0; }
 
 Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
-                                  InputFormat format, const std::function<void(KvmEventSource&)>& read) {
+                                  InputFormat format, const std::function<void(KvmEventSource&)>& read,
+                                  const ClockOptions& clock) {
   read(**source);
   if (!ReadsAgainSequentially((*source)->diagnostics())) return Status::Ok();
-  auto again = OpenKvmEventSource(path, format, 1);
+  auto again = OpenKvmEventSource(path, format, 1, clock);
   if (!again.ok()) return again.error();
   *source = std::move(again.value());
   read(**source);

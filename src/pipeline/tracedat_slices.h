@@ -30,7 +30,8 @@ inline constexpr uint64_t kDefaultSliceBytes = 1 << 20;
 // Uncompressed data of at least 4 slices and threads > 1: the sliced reader; otherwise (compressed
 // data, small files, one thread) the sequential reader. `slice_bytes` 0 = kDefaultSliceBytes.
 Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
-                                                           uint64_t slice_bytes = 0);
+                                                           uint64_t slice_bytes = 0,
+                                                           const ClockOptions& clock = {});
 
 // How many time slices `source` reads in (0: it is not the sliced reader). For tests and progress.
 size_t SliceCount(const KvmEventSource& source);
@@ -41,8 +42,10 @@ bool ReadsAgainSequentially(const Diagnostics& d);
 // Runs `read` over *source (opened from `path` with any thread count). When the read says the sliced
 // cut cannot be trusted (a CPU's clock stepped back), opens `path` again with one thread into *source
 // and runs `read` over that: only the sequential reader keeps every record where it was. What `read`
-// computed the second time is the answer. Errors: the second open failed.
+// computed the second time is the answer (`clock` as the first open had it). Errors: the second open
+// failed.
 Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
-                                  InputFormat format, const std::function<void(KvmEventSource&)>& read);
+                                  InputFormat format, const std::function<void(KvmEventSource&)>& read,
+                                  const ClockOptions& clock = {});
 
 }  // namespace exitscope

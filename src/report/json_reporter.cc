@@ -33,6 +33,9 @@ std::string RenderJsonReport(const Report& r) {
                         {"first_ts_ns", c.first_ts_ns},
                         {"last_ts_ns", c.last_ts_ns},
                         {"duration_ns", c.last_ts_ns - c.first_ts_ns},
+                        // Every *_ns value of the document is in this unit ("cycles": TSC cycles).
+                        {"time_unit", TimeUnitName(c.time_unit)},
+                        {"clock_notes", c.clock_notes},
                         {"vms", c.vms},
                         {"vcpu_threads", c.vcpu_threads},
                         {"filters", c.filters}};

@@ -8,6 +8,20 @@
 namespace exitscope {
 namespace {
 
+// The unit of the report being rendered: every Dur of it prints that unit. Set for one
+// RenderTextReport call (thread_local: reports rendered on other threads keep theirs).
+thread_local TimeUnit t_unit = TimeUnit::kNs;
+
+// A time of the report being rendered, in its unit (base/units.h).
+std::string Dur(double v) { return FormatDuration(v, t_unit); }
+std::string Dur(uint64_t v) { return FormatDuration(v, t_unit); }
+
+struct UnitScope {
+  explicit UnitScope(TimeUnit u) : saved(t_unit) { t_unit = u; }
+  ~UnitScope() { t_unit = saved; }
+  TimeUnit saved;
+};
+
 // Thousands separators make exit counts readable at a glance ("65,368").
 std::string Count(uint64_t n) {
   std::string digits = std::to_string(n), out;
@@ -71,9 +85,9 @@ std::string ReasonTable(const GroupReport& g) {
     if (s.count == 0) {
       row.insert(row.end(), 9, "-");
     } else {
-      row.insert(row.end(), {FormatDuration(s.total_ns), std::move(pct_time), FormatDuration(s.min_ns),
-                             FormatDuration(s.mean_ns), FormatDuration(s.p50_ns), FormatDuration(s.p90_ns),
-                             FormatDuration(s.p99_ns), FormatDuration(s.p999_ns), FormatDuration(s.max_ns)});
+      row.insert(row.end(), {Dur(s.total_ns), std::move(pct_time), Dur(s.min_ns),
+                             Dur(s.mean_ns), Dur(s.p50_ns), Dur(s.p90_ns),
+                             Dur(s.p99_ns), Dur(s.p999_ns), Dur(s.max_ns)});
     }
     row.push_back(user_count ? Count(user_count) : "-");
     t.Add(std::move(row));
@@ -114,8 +128,8 @@ std::string SplitLine(uint64_t count, uint64_t ns, uint64_t user_count, uint64_t
   auto pct = [](uint64_t a, uint64_t b) { return b ? 100.0 * static_cast<double>(a) / b : 0.0; };
   return fmt::format("  handled in kernel: {} exits ({}), {} ({}) · went to the VMM: {} exits ({}), {} ({})\n",
                      Count(count - user_count), Pct(pct(count - user_count, count)),
-                     FormatDuration(ns - user_ns), Pct(pct(ns - user_ns, ns)), Count(user_count),
-                     Pct(pct(user_count, count)), FormatDuration(user_ns), Pct(pct(user_ns, ns)));
+                     Dur(ns - user_ns), Pct(pct(ns - user_ns, ns)), Count(user_count),
+                     Pct(pct(user_count, count)), Dur(user_ns), Pct(pct(user_ns, ns)));
 }
 
 std::string_view DetailTitle(const std::string& kind) {
@@ -152,7 +166,7 @@ std::string Details(const Report& r, const TextReportOptions& o) {
       std::vector<std::string> row = {DetailKey(d), d.name.empty() ? "-" : d.name,
                                       d.access.empty() ? "-" : d.access};
       if (sized) row.push_back(fmt::format("{}B", d.size));
-      row.insert(row.end(), {Count(d.count), FormatDuration(d.exit_ns)});
+      row.insert(row.end(), {Count(d.count), Dur(d.exit_ns)});
       if (kind == "msr") row.push_back(d.failed ? Count(d.failed) : "-");
       t.Add(std::move(row));
     }
@@ -171,6 +185,7 @@ std::string Details(const Report& r, const TextReportOptions& o) {
 std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   std::string out;
   const auto& c = r.context;
+  UnitScope unit_scope(c.time_unit);
   if (r.partial) {
     std::string causes = PartialCauses(r.diagnostics);
     out += causes.empty() ? "PARTIAL RESULT: the trace lost events or held malformed data (see diagnostics)\n\n"
@@ -179,10 +194,13 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
   out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
                      c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
-  double span_s = static_cast<double>(c.last_ts_ns - c.first_ts_ns) * 1e-9;
+  for (const auto& note : c.clock_notes) out += fmt::format("  warning: {}\n", note);
+  const uint64_t span = c.last_ts_ns - c.first_ts_ns;
+  std::string duration = c.time_unit == TimeUnit::kNs ? fmt::format("{:.3f} s", static_cast<double>(span) * 1e-9)
+                                                      : Dur(static_cast<double>(span));
   // Text inputs do not say how many CPUs the host had: leave it out rather than print 0.
   std::string cpus = c.cpu_count > 0 ? fmt::format("{} CPU{} · ", c.cpu_count, c.cpu_count == 1 ? "" : "s") : "";
-  out += fmt::format("  duration {:.3f} s · {}{} VM{} · {} vCPU thread{}\n", span_s, cpus, c.vms.size(),
+  out += fmt::format("  duration {} · {}{} VM{} · {} vCPU thread{}\n", duration, cpus, c.vms.size(),
                      c.vms.size() == 1 ? "" : "s", c.vcpu_threads, c.vcpu_threads == 1 ? "" : "s");
   for (const auto& vm : c.vms) out += fmt::format("    VM {}\n", vm);
   if (!c.filters.empty()) out += fmt::format("  filters: {}\n", c.filters);
@@ -209,7 +227,7 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
     out += "\n";
     if (g.kind != "all") {
       out += fmt::format("{} {} — {} exits, {}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
-                         g.label, Count(g.count), FormatDuration(g.total.total_ns));
+                         g.label, Count(g.count), Dur(g.total.total_ns));
     }
     out += ReasonTable(g);
     if (t.userspace_count || g.userspace_count)

@@ -266,6 +266,7 @@ Status TraceDatWriter::Finish(const std::vector<std::string>& cpu_stats) {
   if (!m.uname.empty()) string_option(kOptUname, m.uname);
   if (!m.version.empty()) string_option(kOptVersion, m.version);
   for (const auto& st : cpu_stats) string_option(kOptCpuStat, st);
+  for (const auto& [id, data] : m.extra_options) option(id, data);
   offset_option(kOptCmdlines, cmdlines_off_);
   {
     std::string d;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -38,6 +39,8 @@ struct TraceDatMeta {
   std::string clock;                 // the clock in use: "local"
   std::string version;               // recorder version string
   std::string instance_name;         // BUFFER name; "" for the top-level buffer (as trace-cmd reads it)
+  // More options written as given: {id, data} (tests: TSC2NSEC, TIME_SHIFT …; trace.dat.v7 doc).
+  std::vector<std::pair<uint16_t, std::string>> extra_options;
   int zstd_level = 1;                // speed over ratio: the writer runs at the ring buffer's pace
   uint32_t pages_per_chunk = 10;     // trace-cmd's own chunk size (10 pages)
 };

@@ -1,5 +1,7 @@
 #include "sources/perfdata/perfdata_source.h"
 
+#include <algorithm>
+
 #include "format/tracing_data.h"
 #include "sources/perfdata/perfdata_reader.h"
 #include "sources/perfdata/perfdata_stream.h"
@@ -25,7 +27,15 @@ class PerfDataRawSource : public RawEventSource {
 
   bool Next(RawEvent* event, LostEvents* lost) override {
     PerfTimedSample s;
-    if (!stream_.Next(&s, lost)) return false;
+    if (!stream_.Next(&s, lost)) {
+      if (first_ts_ <= last_ts_) {
+        file_->mutable_meta().first_ts_ns = first_ts_;
+        file_->mutable_meta().last_ts_ns = last_ts_;
+      }
+      return false;
+    }
+    first_ts_ = std::min(first_ts_, s.ts_ns);
+    last_ts_ = std::max(last_ts_, s.ts_ns);
     event->ts_ns = s.ts_ns;
     event->cpu = s.cpu;
     event->tid = s.tid;
@@ -39,13 +49,15 @@ class PerfDataRawSource : public RawEventSource {
   std::unique_ptr<PerfDataFile> file_;
   FormatRegistry formats_;
   PerfSampleStream stream_;
+  uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every sample, kvm or not
 };
 
 }  // namespace
 
 namespace {
 
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<MappedFile> input) {
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<MappedFile> input,
+                                                             const ClockOptions& clock) {
   const std::string path = input->path();
   auto diagnostics = std::make_unique<Diagnostics>();
   auto file = PerfDataFile::Open(std::move(input), diagnostics.get());
@@ -65,21 +77,23 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<Map
     return st.error();
   }
   for (auto& [tid, comm] : comms) meta.comm_by_tid[tid] = comm;
+  // perf's sample time is perf_clock() or the clockid's, in ns either way (perf_event_open(2)).
+  if (clock.tsc_khz > 0) meta.clock_notes.push_back("--tsc-khz ignored: perf.data sample times are ns");
   return std::unique_ptr<RawEventSource>(
       new PerfDataRawSource(std::move(file.value()), std::move(diagnostics), std::move(formats)));
 }
 
 }  // namespace
 
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path) {
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path, const ClockOptions& clock) {
   auto in = MappedFile::Open(path);
   if (!in) return in.error();
-  return OpenPerfDataRawInput(std::move(in.value()));
+  return OpenPerfDataRawInput(std::move(in.value()), clock);
 }
 
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
                                                              const std::string& name) {
-  return OpenPerfDataRawInput(MappedFile::View(bytes, name));
+  return OpenPerfDataRawInput(MappedFile::View(bytes, name), {});
 }
 
 }  // namespace exitscope

@@ -12,10 +12,11 @@
 
 #include "sources/raw_event_source.h"
 #include "base/result.h"
+#include "model/trace_meta.h"
 
 namespace exitscope {
 
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path);
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path, const ClockOptions& clock = {});
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
                                                              const std::string& name);

@@ -39,13 +39,15 @@ size_t FindCpuColumn(std::string_view line, int32_t* cpu) {
   }
 }
 
-// "14.789538" → ns; any number of fraction digits.
-bool ParseTimestamp(std::string_view s, uint64_t* ts_ns, uint32_t* frac_digits) {
+// "14.789538" → ns; any number of fraction digits. "123456789012" (no point) is a raw count, kept
+// as it is: the kernel's trace output and trace-cmd print clocks not in ns so (kernel/trace/
+// trace_output.c prints "%12llu" unless the clock is in ns).
+bool ParseTimestamp(std::string_view s, uint64_t* ts_ns, uint32_t* frac_digits, bool* raw) {
   size_t dot = s.find('.');
   uint64_t sec = 0, frac = 0;
-  if (dot == std::string_view::npos) {
-    if (!ParseDec(s, &sec)) return false;
-    *ts_ns = sec * 1000000000ULL;
+  *raw = dot == std::string_view::npos;
+  if (*raw) {
+    if (!ParseDec(s, ts_ns)) return false;
     *frac_digits = 0;
     return true;
   }
@@ -114,8 +116,8 @@ bool ParseTextLine(std::string_view line, TextLine* out) {
     if (sp == std::string_view::npos) return false;
     tok = rest.substr(0, sp);
   }
-  if (tok.size() < 2 || tok.back() != ':' || !ParseTimestamp(tok.substr(0, tok.size() - 1), &out->ts_ns,
-                                                              &out->ts_frac_digits)) {
+  if (tok.size() < 2 || tok.back() != ':' ||
+      !ParseTimestamp(tok.substr(0, tok.size() - 1), &out->ts_ns, &out->ts_frac_digits, &out->ts_raw)) {
     return false;
   }
   rest = TrimLeft(rest.substr(sp));

@@ -19,8 +19,9 @@ struct TextLine {
   std::string_view comm;
   int32_t tid = -1;
   int32_t cpu = -1;
-  uint64_t ts_ns = 0;
+  uint64_t ts_ns = 0;           // ts_raw: the printed integer itself, in the clock's own unit
   uint32_t ts_frac_digits = 0;  // resolution the text printed (6 = µs)
+  bool ts_raw = false;          // printed without a decimal point: not seconds
   std::string_view system;      // "kvm" when the dialect names it (perf script), else empty
   std::string_view event;       // "kvm_exit"
   std::string_view body;        // after "event: ", trailing spaces trimmed

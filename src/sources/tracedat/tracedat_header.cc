@@ -1,5 +1,6 @@
 #include "sources/tracedat/tracedat_header.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -13,6 +14,8 @@ namespace {
 constexpr std::string_view kV6Options("options  \0", 10);
 constexpr std::string_view kV6Latency("latency  \0", 10);
 constexpr std::string_view kV6Flyrecord("flyrecord\0", 10);
+// The whole trace_clock file is well under this (a dozen names); more is damage.
+constexpr uint64_t kMaxV6ClockText = 4096;
 
 class HeaderParser {
  public:
@@ -52,6 +55,14 @@ class HeaderParser {
   bool have_buffer_ = false;
   uint64_t buffer_section_ = 0;
   uint64_t cpustat_lost_ = 0;
+  bool have_clock_option_ = false, time_shift_noted_ = false;
+
+  // trace_clock text "local [global] counter …" (or v6's "[global]"): the bracketed clock is in use.
+  void NoteClockText(std::string_view s) {
+    size_t open = s.find('['), close = s.find(']');
+    if (open != std::string_view::npos && close > open) meta_->clock = std::string(s.substr(open + 1, close - open - 1));
+    else if (meta_->clock.empty()) meta_->clock = std::string(s.substr(0, s.find_first_of(" \n")));
+  }
 };
 
 std::string_view CStr(std::span<const uint8_t> data) {
@@ -81,13 +92,11 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
     case kOptCpuStat:
       cpustat_lost_ += SumCpuStat(CStr(data), "overrun:") + SumCpuStat(CStr(data), "dropped events:");
       break;
-    case kOptTraceClock: {
-      std::string_view s = CStr(data);
-      size_t open = s.find('['), close = s.find(']');
-      if (open != std::string_view::npos && close > open) meta_->clock = std::string(s.substr(open + 1, close - open - 1));
-      else if (meta_->clock.empty()) meta_->clock = std::string(s.substr(0, s.find_first_of(" \n")));
+    case kOptTraceClock:
+      // v7: the trace_clock text. v6: empty; the text follows the flyrecord CPU table (ParseV6).
+      have_clock_option_ = true;
+      NoteClockText(CStr(data));
       break;
-    }
     case kOptUname: meta_->kernel = std::string(CStr(data)); break;
     case kOptCpuCount: meta_->cpu_count = static_cast<int>(r.U32()); break;
     case kOptOffset: {
@@ -117,7 +126,14 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       break;
     }
     case kOptTimeShift:
+      // The offsets map this (guest) file's times onto its peer's (host) clock; they matter only
+      // when the two files are read together, and a guest's durations are the same either way.
       diag_->Bump(DiagId::kTracedatTimeShiftIgnored);
+      if (!time_shift_noted_) {
+        time_shift_noted_ = true;
+        meta_->clock_notes.push_back("TIME_SHIFT (guest↔host clock sync) not applied: times are in this "
+                                     "guest's own clock, not its host's");
+      }
       break;
     case kOptBuffer: {
       if (layout_.version < 7) {
@@ -266,6 +282,14 @@ Status HeaderParser::ParseV6(ByteReader* r) {
     c.size = r->U64();
     if (!r->ok()) return Truncated("its flyrecord CPU table");
     layout_.cpus.push_back(c);
+  }
+  // trace-cmd's v6 writer (save_clock) puts {u64 size, "[clock]"} after the CPU table when it wrote
+  // an (empty) TRACECLOCK option; an unreadable one is trace-cmd's old trace_clock bug (it then
+  // assumes local), not damage worth failing for.
+  if (have_clock_option_) {
+    uint64_t size = r->U64();
+    std::string_view text = r->Text(static_cast<size_t>(std::min<uint64_t>(size, kMaxV6ClockText)));
+    if (r->ok() && size <= kMaxV6ClockText) NoteClockText(text);
   }
   if (meta_->cpu_count == 0) meta_->cpu_count = static_cast<int>(cpus);
   return Status::Ok();

@@ -44,6 +44,9 @@ enum TraceDatOption : uint16_t {
   kOptBufferText = 22,
 };
 
+// Bumped (info) per TIME_SHIFT option: its guest→host offsets are not applied.
+inline constexpr const char* kTimeShiftIgnored = "tracedat.time_shift_ignored";
+
 // v7 section header flag: the section body is {u32 compressed size, u32 size, data}.
 inline constexpr uint16_t kSectionCompressed = 1;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/byte_reader.h"
+#include "sources/trace_clock.h"
 
 namespace exitscope {
 namespace {
@@ -17,7 +18,7 @@ constexpr uint64_t kReleaseStepBytes = 4 << 20;
 
 Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, const std::string& path,
                                           TraceDatShared* shared, TraceMeta* meta, FormatRegistry* formats,
-                                          Diagnostics* diagnostics) {
+                                          Diagnostics* diagnostics, const ClockOptions& clock) {
   shared->file = std::move(file);
   meta->source_path = path;
   auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics);
@@ -30,13 +31,15 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
   shared->page_layout = PageLayout::FromHeaderPage(l.header_page);
   shared->page_size = l.page_size;
   shared->codec = l.codec;
-  shared->clock = {l.tsc_mult, l.tsc_shift, l.ts_offset_ns};
-  if (l.tsc_mult && l.tsc_shift >= kMaxTscShift) {
+  uint32_t file_mult = l.tsc_mult;
+  if (file_mult && l.tsc_shift >= kMaxTscShift) {
     // A shift this large makes every time 0 (and is undefined for the 128-bit product): damage.
     diagnostics->Bump(DiagId::kTracedatBadTsc2nsec);
-    shared->clock.mult = 0;
+    file_mult = 0;
   }
-  if (l.tsc_mult && meta->clock != "tsc2nsec") meta->clock += " (tsc2nsec)";
+  ClockPlan plan = PlanClock(meta->clock, file_mult, l.tsc_shift, clock);
+  ApplyClockPlan(plan, meta);
+  shared->clock = {plan.mult, plan.shift, l.ts_offset_ns};
   for (const auto& f : formats->all()) {
     if (const FieldFormat* pid = f->Field("common_pid")) {
       shared->pid_offset = pid->offset;

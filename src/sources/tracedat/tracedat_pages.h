@@ -24,9 +24,11 @@
 namespace exitscope {
 
 // Converts raw ring-buffer timestamps to ns the way trace-cmd does (trace-input.c timestamp_calc):
-// TSC2NSEC's (ts * mult) >> shift when the option exists, then the OFFSET option.
+// (ts * mult) >> shift when the clock needs it (TSC2NSEC, --tsc-khz, uptime; sources/trace_clock.h),
+// then the OFFSET option.
 struct ClockConversion {
-  uint32_t mult = 0, shift = 0;
+  uint64_t mult = 0;
+  uint32_t shift = 0;
   int64_t offset_ns = 0;
   uint64_t ToNs(uint64_t ts) const {
     if (mult) ts = static_cast<uint64_t>((static_cast<unsigned __int128>(ts) * mult) >> shift);
@@ -48,7 +50,7 @@ struct TraceDatShared {
 // the layout says where each CPU's pages are. Errors: damaged header, impossible page size.
 Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, const std::string& path,
                                           TraceDatShared* shared, TraceMeta* meta, FormatRegistry* formats,
-                                          Diagnostics* diagnostics);
+                                          Diagnostics* diagnostics, const ClockOptions& clock = {});
 
 // Records ts_ns as CPU `cpu`'s first record unless an earlier one is there: a damaged header may give
 // two data streams one CPU number, and both readers must then keep the same (the earlier) one.
@@ -56,6 +58,24 @@ inline void KeepEarliestFirstTs(std::map<int32_t, uint64_t>* first_ts_ns, int32_
   auto [it, added] = first_ts_ns->emplace(cpu, ts_ns);
   if (!added) it->second = std::min(it->second, ts_ns);
 }
+
+// The first and last timestamp of every record a reader handed out (kvm or not): the trace's span.
+struct RecordSpan {
+  uint64_t first = UINT64_MAX, last = 0;
+  void Add(uint64_t ts_ns) {
+    first = std::min(first, ts_ns);
+    last = std::max(last, ts_ns);
+  }
+  void Add(const RecordSpan& o) {
+    first = std::min(first, o.first);
+    last = std::max(last, o.last);
+  }
+  void Store(TraceMeta* meta) const {
+    if (first > last) return;
+    meta->first_ts_ns = first;
+    meta->last_ts_ns = last;
+  }
+};
 
 // What reading pages found; one per reader (sequential) or per slice (parallel), summed at the end.
 struct PageCounters {

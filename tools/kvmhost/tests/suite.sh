@@ -16,3 +16,7 @@ sh /kvmhost/record-dual.sh /out/rec exitscope bench --iterations 25 --json
 # Live: exitscope record + top --json during one bench run; SIGINT, SIGKILL + rerun clean-up.
 rc=0; sh /kvmhost/live-steps.sh /out/live || rc=$?
 echo "$rc" > live-steps.rc
+# Clocks: one bench run recorded in TSC cycles (trace-cmd -C x86-tsc) and in ns at once, then runs
+# under the default clock and -C tsc2nsec (tests/check_clocks.py).
+rc=0; sh /kvmhost/clocks-steps.sh /out/clocks 2> clocks-steps.err || rc=$?
+echo "$rc" > clocks-steps.rc
