@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sinks/tracedat_writer.h"
+#include "sources/tracedat/tracedat_format.h"
 #include "model/event_source.h"
 #include "test_util.h"
 #include "pipeline/input_detector.h"
@@ -54,7 +55,7 @@ std::string SectionBody(const std::string& f, uint64_t off, uint16_t* id) {
   *id = Get<uint16_t>(f, off);
   uint16_t flags = Get<uint16_t>(f, off + 2);
   uint64_t size = Get<uint64_t>(f, off + 8);
-  if (flags & 1) return Unzstd(f, off + 24, Get<uint32_t>(f, off + 16), Get<uint32_t>(f, off + 20));
+  if (flags & kSectionCompressed) return Unzstd(f, off + 24, Get<uint32_t>(f, off + 16), Get<uint32_t>(f, off + 20));
   return f.substr(off + 16, size);
 }
 
@@ -80,13 +81,13 @@ Extracted Extract(const std::string& f) {
       q += 6 + osz;
       auto str = [&d] { return std::string(d.c_str()); };
       switch (oid) {
-        case 0: opt_off = Get<uint64_t>(d, 0); break;
-        case 2: x.cpustats.push_back(str()); break;
-        case 4: x.meta.trace_clock = str(); break;
-        case 5: x.meta.uname = str(); break;
-        case 8: x.meta.cpu_count = Get<uint32_t>(d, 0); break;
-        case 9: x.meta.version = str(); break;
-        case 3: {  // BUFFER
+        case kOptDone: opt_off = Get<uint64_t>(d, 0); break;
+        case kOptCpuStat: x.cpustats.push_back(str()); break;
+        case kOptTraceClock: x.meta.trace_clock = str(); break;
+        case kOptUname: x.meta.uname = str(); break;
+        case kOptCpuCount: x.meta.cpu_count = Get<uint32_t>(d, 0); break;
+        case kOptVersion: x.meta.version = str(); break;
+        case kOptBuffer: {
           size_t r = 8;
           x.meta.instance_name = d.c_str() + r;
           r += x.meta.instance_name.size() + 1;
@@ -107,7 +108,7 @@ Extracted Extract(const std::string& f) {
           }
           break;
         }
-        case 16: {
+        case kOptHeaderInfo: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           uint64_t n = Get<uint64_t>(b, 12);
           x.meta.header_page = b.substr(20, n);
@@ -115,7 +116,7 @@ Extracted Extract(const std::string& f) {
           x.meta.header_event = b.substr(r + 8, Get<uint64_t>(b, r));
           break;
         }
-        case 17: {
+        case kOptFtraceEvents: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           size_t r = 4;
           for (uint32_t n = Get<uint32_t>(b, 0); n-- > 0;) {
@@ -125,7 +126,7 @@ Extracted Extract(const std::string& f) {
           }
           break;
         }
-        case 18: {
+        case kOptEventFormats: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           size_t r = 4;
           for (uint32_t s = Get<uint32_t>(b, 0); s-- > 0;) {
@@ -143,17 +144,17 @@ Extracted Extract(const std::string& f) {
           }
           break;
         }
-        case 19: {
+        case kOptKallsyms: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           x.meta.kallsyms = b.substr(4, Get<uint32_t>(b, 0));
           break;
         }
-        case 20: {
+        case kOptPrintk: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           x.meta.printk_formats = b.substr(4, Get<uint32_t>(b, 0));
           break;
         }
-        case 21: {
+        case kOptCmdlines: {
           std::string b = SectionBody(f, Get<uint64_t>(d, 0), &id);
           x.meta.cmdlines = b.substr(8, Get<uint64_t>(b, 0));
           break;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sources/tracedat/tracedat_format.h"
 
 namespace exitscope {
 
@@ -39,7 +40,7 @@ struct TraceDatMeta {
   std::string version;               // recorder version string
   std::string instance_name;         // BUFFER name; "" for the top-level buffer (as trace-cmd reads it)
   int zstd_level = 1;                // speed over ratio: the writer runs at the ring buffer's pace
-  uint32_t pages_per_chunk = 10;     // trace-cmd's own chunk size (10 pages)
+  uint32_t pages_per_chunk = kTraceCmdPagesPerChunk;  // trace-cmd's own chunk size
 };
 
 class TraceDatWriter {
@@ -64,6 +65,17 @@ class TraceDatWriter {
   uint32_t StringId(const std::string& s);
   Status WriteAll(const std::string& bytes);
   Status WriteSection(uint16_t id, const std::string& description, const std::string& body);
+  // Finish's steps (tracedat_writer.cc).
+  struct FlyrecordLayout;
+  std::string SectionHeader(uint16_t id, uint16_t flags, const std::string& description, uint64_t size);
+  std::string MetadataOptions(const std::vector<std::string>& cpu_stats) const;
+  FlyrecordLayout LayOutFlyrecord(uint64_t section_off) const;
+  Status CopySpool(uint32_t cpu, std::vector<char>& buffer);
+  Status WriteFlyrecord(const FlyrecordLayout& fly);
+  std::string BufferOptions(const FlyrecordLayout& fly) const;
+  Status WriteOptionsSection(const std::string& opts);
+  Status WriteStringsSection();
+  Status PatchFirstOptionsAndClose(uint64_t options1_off);
 
   TraceDatMeta meta_;
   std::string path_;
