@@ -39,7 +39,7 @@ std::string Trace(const std::string& rel) { return std::string(EXITSCOPE_SHARED_
 // Compares with the golden after replacing the machine-specific trace path.
 void ExpectGolden(const std::string& rel, const std::string& args, const std::string& golden) {
   std::string path = Trace(rel);
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << ": ../shared/traces is part of every checkout";
   Run r = Advise(args + " " + path);
   std::string out = r.out;
   for (size_t at; (at = out.find(path)) != std::string::npos;) out.replace(at, path.size(), rel);
@@ -74,7 +74,8 @@ const nlohmann::json* FindingById(const nlohmann::json& j, const std::string& id
 }
 
 TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
-  if (!std::filesystem::exists(Trace("hip24-vmx/host-2vcpu-6.5.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("hip24-vmx/host-2vcpu-6.5.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("hip24-vmx/host-2vcpu-6.5.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -97,7 +98,8 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
 }
 
 TEST(AdviseFacts, KvmprobeDoorbellsAndHaltsButNoDrBursts) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/kvmprobe-200.trace.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/kvmprobe-200.trace.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("nested-svm-6.1/kvmprobe-200.trace.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -117,7 +119,8 @@ TEST(AdviseFacts, KvmprobeDoorbellsAndHaltsButNoDrBursts) {
 }
 
 TEST(AdviseFacts, Dual5000DrAccessesAreLazyNotBursts) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/dual-5000/trace.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/dual-5000/trace.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("nested-svm-6.1/dual-5000/trace.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -154,7 +157,8 @@ std::map<std::string, uint64_t> FindingCounts(const std::string& rel) {
 // One run rendered (trace-cmd report text) or captured twice (dual-5000: trace-cmd and perf at once):
 // every reader must lead the advisor to the same findings over the same exits.
 TEST(AdviseFacts, SameFindingsFromEveryFormatOfOneRun) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/dual-5000/perf.data"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/dual-5000/perf.data");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   auto dat = FindingCounts("nested-svm-6.1/kvmprobe-200.trace.dat");
   EXPECT_EQ(dat, FindingCounts("nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt"));
   EXPECT_EQ(dat, (std::map<std::string, uint64_t>{{"vmm-doorbell", 400}, {"msr", 600}, {"vmm-halt", 199}}));
