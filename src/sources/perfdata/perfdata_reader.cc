@@ -261,6 +261,73 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
   }
 }
 
+namespace {
+
+// PERF_RECORD_COMM: u32 pid, tid; char comm[].
+void ApplyComm(std::span<const uint8_t> body, TraceMeta* meta) {
+  if (body.size() < 9) return;
+  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
+  const char* c = reinterpret_cast<const char*>(body.data() + 8);
+  meta->comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
+  meta->tgid_by_tid[tid] = pid;
+}
+
+// PERF_RECORD_FORK: u32 pid, ppid, tid, ptid; u64 time. A new thread carries its parent's comm until
+// COMM.
+void ApplyFork(std::span<const uint8_t> body, TraceMeta* meta) {
+  if (body.size() < 16) return;
+  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
+  int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
+  meta->tgid_by_tid[tid] = pid;
+  if (!meta->comm_by_tid.count(tid) && meta->comm_by_tid.count(ptid)) {
+    meta->comm_by_tid[tid] = meta->comm_by_tid[ptid];
+  }
+}
+
+// What the metadata pass found that loses data: perf's own losses and records we cannot read.
+void BumpScanLosses(const PerfRecordStats& stats, Diagnostics* diagnostics) {
+  if (stats.lost_events || stats.lost_records) {
+    diagnostics->Bump("perfdata.lost_events", Severity::kDataLoss,
+                      "events perf dropped (PERF_RECORD_LOST / LOST_SAMPLES): raise `perf record -m`",
+                      stats.lost_events ? stats.lost_events : stats.lost_records);
+  }
+  if (stats.compressed_records) {
+    diagnostics->Bump("perfdata.compressed_unsupported", Severity::kDataLoss,
+                      "zstd-compressed records (perf record -z) are not read: record without -z or "
+                      "`perf inject -i IN -o OUT` to decompress", stats.compressed_records);
+  }
+}
+
+// PERF_SAMPLE_READ's values (perf_event.h read_format): one value or a group of them, each with the
+// optional id and lost count, after the optional enabled/running times.
+bool SkipReadValues(uint64_t rf, size_t body_size, const uint8_t** p, const uint8_t* end) {
+  auto need = [&](uint64_t n) { return static_cast<uint64_t>(end - *p) >= n; };
+  uint64_t per_value = 8 + ((rf & pd::kReadId) ? 8 : 0) + ((rf & pd::kReadLost) ? 8 : 0);
+  uint64_t times = ((rf & pd::kReadTotalTimeEnabled) ? 8 : 0) + ((rf & pd::kReadTotalTimeRunning) ? 8 : 0);
+  uint64_t nr = 1;
+  if (rf & pd::kReadGroup) {
+    if (!need(8)) return false;
+    nr = Ld64(*p);
+    if (nr > body_size) return false;
+    *p += 8;
+  }
+  if (!need(times + nr * per_value)) return false;
+  *p += times + nr * per_value;
+  return true;
+}
+
+// PERF_SAMPLE_CALLCHAIN: u64 nr; u64 ips[nr].
+bool SkipCallchain(size_t body_size, const uint8_t** p, const uint8_t* end) {
+  if (end - *p < 8) return false;
+  uint64_t nr = Ld64(*p);
+  *p += 8;
+  if (nr > body_size / 8 || static_cast<uint64_t>(end - *p) < nr * 8) return false;
+  *p += nr * 8;
+  return true;
+}
+
+}  // namespace
+
 void PerfDataFile::ScanRecords() {
   const uint8_t* base = data_.data();
   size_t end = data_.size();
@@ -284,26 +351,8 @@ void PerfDataFile::ScanRecords() {
       case pd::kRecordSample:
         ++stats_.samples;
         break;
-      case pd::kRecordComm:
-        // u32 pid, tid; char comm[].
-        if (body.size() >= 9) {
-          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
-          const char* c = reinterpret_cast<const char*>(body.data() + 8);
-          meta_.comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
-          meta_.tgid_by_tid[tid] = pid;
-        }
-        break;
-      case pd::kRecordFork:
-        // u32 pid, ppid, tid, ptid; u64 time. A new thread carries its parent's comm until COMM.
-        if (body.size() >= 16) {
-          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
-          int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
-          meta_.tgid_by_tid[tid] = pid;
-          if (!meta_.comm_by_tid.count(tid) && meta_.comm_by_tid.count(ptid)) {
-            meta_.comm_by_tid[tid] = meta_.comm_by_tid[ptid];
-          }
-        }
-        break;
+      case pd::kRecordComm: ApplyComm(body, &meta_); break;
+      case pd::kRecordFork: ApplyFork(body, &meta_); break;
       case pd::kRecordLost:
         // u64 id; u64 lost.
         ++stats_.lost_records;
@@ -351,16 +400,7 @@ void PerfDataFile::ScanRecords() {
     pos = next;
   }
   records_end_ = pos;
-  if (stats_.lost_events || stats_.lost_records) {
-    diagnostics_->Bump("perfdata.lost_events", Severity::kDataLoss,
-                       "events perf dropped (PERF_RECORD_LOST / LOST_SAMPLES): raise `perf record -m`",
-                       stats_.lost_events ? stats_.lost_events : stats_.lost_records);
-  }
-  if (stats_.compressed_records) {
-    diagnostics_->Bump("perfdata.compressed_unsupported", Severity::kDataLoss,
-                       "zstd-compressed records (perf record -z) are not read: record without -z or "
-                       "`perf inject -i IN -o OUT` to decompress", stats_.compressed_records);
-  }
+  BumpScanLosses(stats_, diagnostics_);
 }
 
 void PerfDataFile::FinishAttrs() {
@@ -429,29 +469,8 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
     if (!need(8)) return false;
     p += 8;
   }
-  if (st & pd::kSampleRead) {
-    uint64_t rf = attr->read_format;
-    uint64_t per_value = 8 + ((rf & pd::kReadId) ? 8 : 0) + ((rf & pd::kReadLost) ? 8 : 0);
-    uint64_t times = ((rf & pd::kReadTotalTimeEnabled) ? 8 : 0) + ((rf & pd::kReadTotalTimeRunning) ? 8 : 0);
-    if (rf & pd::kReadGroup) {
-      if (!need(8)) return false;
-      uint64_t nr = Ld64(p);
-      if (nr > body.size()) return false;
-      p += 8;
-      if (!need(times + nr * per_value)) return false;
-      p += times + nr * per_value;
-    } else {
-      if (!need(times + per_value)) return false;
-      p += times + per_value;
-    }
-  }
-  if (st & pd::kSampleCallchain) {
-    if (!need(8)) return false;
-    uint64_t nr = Ld64(p);
-    p += 8;
-    if (nr > body.size() / 8 || !need(nr * 8)) return false;
-    p += nr * 8;
-  }
+  if ((st & pd::kSampleRead) && !SkipReadValues(attr->read_format, body.size(), &p, end)) return false;
+  if ((st & pd::kSampleCallchain) && !SkipCallchain(body.size(), &p, end)) return false;
   if (st & pd::kSampleRaw) {
     // u32 size; char data[size]; the record is padded to u64 after it.
     if (!need(4)) return false;
