@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +62,28 @@ TEST(RipReport, KvmprobeFoldedStacksMatchPerfKvmStatCounts) {
   EXPECT_NE(folded.find("kvmprobe-499;vcpu0;cpuid;[user] 0x1012 200\n"), std::string::npos) << folded;
   EXPECT_NE(folded.find("kvmprobe-499;vcpu0;hlt;[user] 0x105b 199\n"), std::string::npos);
   EXPECT_NE(folded.find("kvmprobe-499;vcpu0;hypercall;[user] 0x104e 200\n"), std::string::npos);
+}
+
+// Issue 13: the folded stacks named each vCPU thread as its own VM ("CPU 0/KVM-60250"); they must
+// group threads as --by vm does: the GUEST option puts tids 60250 and 60251 in one VM.
+TEST(RipReport, FoldedVmFramesAgreeWithReportByVm) {
+  std::string t = Trace("hip24-vmx/host-2vcpu-6.5.dat");
+  std::string folded = Report("--folded - " + t);
+  std::set<std::string> vms;
+  std::map<std::string, std::set<std::string>> vcpus_by_vm;
+  std::istringstream lines(folded);
+  for (std::string line; std::getline(lines, line);) {
+    auto a = line.find(';'), b = line.find(';', a + 1);
+    ASSERT_NE(b, std::string::npos) << line;
+    vms.insert(line.substr(0, a));
+    vcpus_by_vm[line.substr(0, a)].insert(line.substr(a + 1, b - a - 1));
+  }
+  auto j = nlohmann::json::parse(Report("--by vm --json " + t), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(vms.size(), j["groups"].size()) << folded.substr(0, 2000);
+  bool two_vcpu_vm = false;
+  for (const auto& [vm, vcpus] : vcpus_by_vm) two_vcpu_vm |= vcpus == std::set<std::string>{"vcpu0", "vcpu1"};
+  EXPECT_TRUE(two_vcpu_vm) << "the GUEST option's VM should carry vcpu0 and vcpu1";
 }
 
 // A System.map at link addresses whose HLT and MSR-write sites sit where the hip24 guest's exits

@@ -47,5 +47,25 @@ TEST(VmGrouperTest, QemuVcpuThreadsWithConsecutiveTidsAreOneVm) {
   EXPECT_EQ(g.Label(77, {77}), "tid 77, process not recorded");
 }
 
+// The flame-graph frames (report --folded) name VMs through the same grouping: one frame per VM, not
+// per vCPU thread (they showed "CPU 0/KVM-453724" and "CPU 1/KVM-453725" as two VMs), and the vCPU
+// index comes from the thread name when the kernel did not record vcpu_id.
+TEST(VmGrouperTest, FrameLabelsGroupLikeVmId) {
+  TraceMeta meta;
+  meta.comm_by_tid = {{453724, "CPU 0/KVM"}, {453725, "CPU 1/KVM"}, {52679, "qemu-system-x86"}};
+  VmGrouper g(meta);
+  EXPECT_EQ(g.FrameLabel(453724), "qemu-453724");
+  EXPECT_EQ(g.FrameLabel(453725), "qemu-453724");
+  EXPECT_EQ(g.FrameLabel(52679), "qemu-system-x86-52679");
+  EXPECT_EQ(g.FrameLabel(77), "tid-77");
+  EXPECT_EQ(g.VcpuIndex(453725, -1), 1);
+  EXPECT_EQ(g.VcpuIndex(453725, 3), 3);  // the kernel's vcpu_id wins
+  EXPECT_FALSE(g.VcpuIndex(52679, -1).has_value());
+  meta.tgid_by_tid = {{453724, 453700}, {453725, 453700}};
+  meta.comm_by_tid[453700] = "qemu-system-x86";
+  VmGrouper with_process(meta);
+  EXPECT_EQ(with_process.FrameLabel(453725), "qemu-system-x86-453700");
+}
+
 }  // namespace
 }  // namespace exitscope

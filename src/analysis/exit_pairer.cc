@@ -34,8 +34,7 @@ void ExitPairer::OnLost(const LostEvents& lost) {
   for (auto& [tid, t] : threads_) {
     if (t.has_open) {
       EmitUntimed(t);
-      diagnostics_->Bump(kPairDroppedByLoss, Severity::kDataLoss,
-                         "open exits counted untimed: the source lost events while they were open");
+      diagnostics_->Bump(DiagId::kPairDroppedByLoss);
     }
     // Whatever the loss swallowed, the thread's next entry may have no exit: do not count it twice.
     t.expect_orphan_entry = true;
@@ -74,9 +73,7 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
     if (counts_.entries == 0) {
       ++lost_entry_before_any_entry_;
     } else {
-      diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
-                         "exit followed by another exit of the same thread: the entry between was lost; "
-                         "the first exit is counted, not timed");
+      diagnostics_->Bump(DiagId::kPairLostEntry);
     }
   }
   ExitSample& s = t.open;
@@ -98,15 +95,14 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   if (e.ts_ns < start_cutoff_ns_) {
     EmitUntimed(t);
     t.expect_orphan_entry = true;
-    diagnostics_->Bump(kPairBeforeBufferStart, Severity::kInfo,
-                       "exits before the latest per-CPU start of an overwritten buffer (counted, not timed)");
+    diagnostics_->Bump(DiagId::kPairBeforeBufferStart);
     return;
   }
   if (!t.seen_entry) {
     if (counts_.entries == 0) {
       ++exit_before_any_entry_;
     } else {
-      diagnostics_->Bump(kPairExitBeforeFirstEntry, Severity::kInfo, kExitBeforeFirstEntryText);
+      diagnostics_->Bump(DiagId::kPairExitBeforeFirstEntry);
     }
   }
   t.has_open = true;
@@ -115,15 +111,11 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
 void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   if (counts_.entries++ == 0 && lost_entry_before_any_entry_) {
     // The trace does record entries after all: the exits that followed exits did lose theirs.
-    diagnostics_->Bump(kPairLostEntry, Severity::kDataLoss,
-                       "exit followed by another exit of the same thread: the entry between was lost; "
-                       "the first exit is counted, not timed",
-                       lost_entry_before_any_entry_);
+    diagnostics_->Bump(DiagId::kPairLostEntry, lost_entry_before_any_entry_);
     lost_entry_before_any_entry_ = 0;
   }
   if (counts_.entries == 1 && exit_before_any_entry_) {
-    diagnostics_->Bump(kPairExitBeforeFirstEntry, Severity::kInfo, kExitBeforeFirstEntryText,
-                       exit_before_any_entry_);
+    diagnostics_->Bump(DiagId::kPairExitBeforeFirstEntry, exit_before_any_entry_);
     exit_before_any_entry_ = 0;
   }
   bool first = !t.seen_entry;
@@ -132,11 +124,9 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
     if (t.expect_orphan_entry || e.ts_ns < start_cutoff_ns_) {
       // Already accounted for by the loss / buffer-start counters.
     } else if (first) {
-      diagnostics_->Bump(kPairFirstEntryWithoutExit, Severity::kInfo,
-                         "a thread's first entry in the trace (its exit happened before the trace)");
+      diagnostics_->Bump(DiagId::kPairFirstEntryWithoutExit);
     } else {
-      diagnostics_->Bump(kPairEntryWithoutExit, Severity::kDataLoss,
-                         "entry with no open exit on its thread: an exit was lost");
+      diagnostics_->Bump(DiagId::kPairEntryWithoutExit);
     }
     t.expect_orphan_entry = false;
     return;
@@ -146,8 +136,7 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   if (e.ts_ns < s.ts_ns) {
     // Time went backwards within one thread: the source counts that; the pair cannot be timed.
     EmitUntimed(t);
-    diagnostics_->Bump(kPairEntryWithoutExit, Severity::kDataLoss,
-                       "entry with no open exit on its thread: an exit was lost");
+    diagnostics_->Bump(DiagId::kPairEntryWithoutExit);
     return;
   }
   t.has_open = false;
@@ -155,8 +144,7 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   s.dur_ns = e.ts_ns - s.ts_ns;
   if (s.vcpu_id < 0) s.vcpu_id = e.vcpu_id;
   if (s.entry_cpu != s.exit_cpu) {
-    diagnostics_->Bump(kPairCpuMigration, Severity::kInfo,
-                       "exits whose thread migrated CPU before its entry (still timed)");
+    diagnostics_->Bump(DiagId::kPairCpuMigration);
   }
   ++counts_.paired;
   sink_->OnExitSample(s);
@@ -164,8 +152,7 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
 
 void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
   if (!t.has_open) {
-    diagnostics_->Bump(kPairDetailOutsideExit, Severity::kInfo,
-                       "detail events (kvm_msr, kvm_pio …) outside any open exit of their thread");
+    diagnostics_->Bump(DiagId::kPairDetailOutsideExit);
     return;
   }
   ExitSample& s = t.open;
@@ -175,8 +162,7 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
   }
   if (s.detail_count == ExitSample::kMaxDetails) {
     if (s.details_dropped++ == 0) {
-      diagnostics_->Bump(kPairDetailsTruncated, Severity::kInfo,
-                         "exits with more detail events than kept per exit (the rest are not broken down)");
+      diagnostics_->Bump(DiagId::kPairDetailsTruncated);
     }
     return;
   }
@@ -204,17 +190,13 @@ void ExitPairer::Finish() {
   }
   if (counts_.entries == 0 && counts_.exits != 0) {
     // Recorded with kvm_exit only (a common way to record): nothing was lost, there is nothing to time.
-    diagnostics_->Bump(kPairEntryNotRecorded, Severity::kInfo,
-                       "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry "
-                       "too, or -e kvm)",
-                       counts_.exits);
+    diagnostics_->Bump(DiagId::kPairEntryNotRecorded, counts_.exits);
     lost_entry_before_any_entry_ = 0;
     exit_before_any_entry_ = 0;
     return;
   }
   if (final_open) {
-    diagnostics_->Bump(kPairFinalExit, Severity::kInfo,
-                       "exits still open when the trace ended (counted, not timed)", final_open);
+    diagnostics_->Bump(DiagId::kPairFinalExit, final_open);
   }
 }
 

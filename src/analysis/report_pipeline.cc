@@ -2,15 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "analysis/exit_pairer.h"
-
 namespace exitscope {
 namespace {
-
-constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbacks
-// Bumped by the kvm decoder and the text reader for records that are not kvm events: with the kvm
-// events read it gives the records the file held, so "events" is not mistaken for the file's count.
-constexpr const char* kSkippedRecords = "decode.skipped_events";
 
 std::string FilterSummary(const ReportOptions& o) {
   std::string s;
@@ -29,49 +22,32 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   const TraceMeta& meta = source.meta();
   Diagnostics pair_diag;
   ExitAggregator aggregator(meta, options);
-  ExitPairer pairer(meta, &pair_diag, &aggregator);
+  DriveOptions drive;
+  drive.progress = progress;
+  drive.on_start = [&](uint64_t first_ts_ns) { aggregator.SetOrigin(first_ts_ns); };
+  ExitRun run = DriveExits(source, &aggregator, &pair_diag, drive);
 
   Report report;
-  KvmEventBatch batch;
-  uint64_t events = 0, first_ts = 0, last_ts = 0, next_progress = kProgressEvery;
-  Isa isa_seen = Isa::kUnknown;
-  while (source.NextBatch(&batch)) {
-    if (events == 0) {
-      first_ts = batch.events.front().ts_ns;
-      aggregator.SetOrigin(first_ts);
-    }
-    ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
-      if (lost) pairer.OnLost(*lost);
-      if (e.kind == EventKind::kExit && isa_seen == Isa::kUnknown) isa_seen = e.isa;
-      pairer.OnEvent(e);
-    });
-    events += batch.events.size();
-    last_ts = batch.events.back().ts_ns;
-    if (progress && events >= next_progress) {
-      progress(source.bytes_done(), source.bytes_total());
-      next_progress = events + kProgressEvery;
-    }
-  }
-  pairer.Finish();
-
   ReportContext& c = report.context;
   c.source = meta.source_path;
   c.format = meta.source_format;
   c.kernel = meta.kernel;
   c.clock = meta.clock;
   c.cpu_description = meta.cpu_description;
-  c.isa = std::string(IsaName(isa_seen != Isa::kUnknown ? isa_seen : meta.isa_hint));
+  c.isa = std::string(IsaName(run.isa_seen != Isa::kUnknown ? run.isa_seen : meta.isa_hint));
   c.cpu_count = meta.cpu_count;
-  c.first_ts_ns = first_ts;
-  c.last_ts_ns = last_ts;
+  c.first_ts_ns = run.first_ts_ns;
+  c.last_ts_ns = run.last_ts_ns;
   c.filters = FilterSummary(options);
 
-  report.totals.events = events;
-  report.totals.records = events + source.diagnostics().Count(kSkippedRecords);
-  report.totals.untimed = pairer.counts().untimed;
-  report.totals.exits = pairer.counts().exits;
-  report.totals.entries = pairer.counts().entries;
-  report.totals.timed = pairer.counts().paired;
+  report.totals.events = run.events;
+  // Records that are not kvm events (the decoder and text reader count them): with the kvm events they
+  // give the records the file held, so "events" is not mistaken for the file's count.
+  report.totals.records = run.events + source.diagnostics().Count(DiagId::kDecodeSkippedEvents);
+  report.totals.untimed = run.pairs.untimed;
+  report.totals.exits = run.pairs.exits;
+  report.totals.entries = run.pairs.entries;
+  report.totals.timed = run.pairs.paired;
   aggregator.Fill(&report);
 
   Diagnostics all = source.diagnostics();

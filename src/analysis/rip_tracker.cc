@@ -5,18 +5,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/units.h"
 #include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
 namespace {
-
-std::string FormatDur(uint64_t ns) {
-  if (ns >= 1000000000ull) return fmt::format("{:.3f}s", ns / 1e9);
-  if (ns >= 1000000ull) return fmt::format("{:.2f}ms", ns / 1e6);
-  if (ns >= 1000ull) return fmt::format("{:.2f}us", ns / 1e3);
-  return fmt::format("{}ns", ns);
-}
 
 template <typename Map>
 std::vector<std::pair<typename Map::key_type, RipStat>> ByTime(const Map& m) {
@@ -41,9 +35,7 @@ void RipTracker::OnExitSample(const ExitSample& s) {
   if (filter_.reason && *filter_.reason != s.reason) return;
   if (filter_.vcpu && *filter_.vcpu != s.vcpu_id) return;
   if (filter_.pid) {
-    auto tg = meta_.tgid_by_tid.find(s.tid);
-    bool vm_match = tg != meta_.tgid_by_tid.end() && tg->second == *filter_.pid;
-    if (s.tid != *filter_.pid && !vm_match) return;
+    if (s.tid != *filter_.pid && vms_.VmId(s.tid) != *filter_.pid) return;
   }
   ReasonKey key{isa, s.reason};
   for (RipStat* r : {&by_reason_[key][s.rip], &reason_totals_[key], &by_thread_[{s.tid, s.vcpu_id, key, s.rip}]}) {
@@ -65,38 +57,20 @@ std::vector<SiteRip> RipTracker::SiteRips() const {
   return out;
 }
 
-std::string RipTracker::VmLabel(int32_t tid) const {
-  auto tg = meta_.tgid_by_tid.find(tid);
-  if (tg != meta_.tgid_by_tid.end()) {
-    auto c = meta_.comm_by_tid.find(tg->second);
-    return c != meta_.comm_by_tid.end() ? fmt::format("{}-{}", c->second, tg->second) : fmt::format("pid-{}", tg->second);
-  }
-  for (const auto& g : meta_.guests) {
-    for (const auto& [v, t] : g.vcpu_to_host_tid) {
-      if (t == tid) return g.name.empty() ? fmt::format("guest-{}", g.trace_id) : g.name;
-    }
-  }
-  if (auto c = meta_.comm_by_tid.find(tid); c != meta_.comm_by_tid.end()) return fmt::format("{}-{}", c->second, tid);
-  return "vm-unknown";
-}
+std::string RipTracker::VmLabel(int32_t tid) const { return vms_.FrameLabel(tid); }
 
 std::string RipTracker::VcpuLabel(int32_t tid, int32_t vcpu) const {
-  if (vcpu >= 0) return fmt::format("vcpu{}", vcpu);
-  for (const auto& g : meta_.guests) {
-    for (const auto& [v, t] : g.vcpu_to_host_tid) {
-      if (t == tid) return fmt::format("vcpu{}", v);
-    }
-  }
-  return fmt::format("tid-{}", tid);
+  auto index = vms_.VcpuIndex(tid, vcpu);
+  return index ? fmt::format("vcpu{}", *index) : fmt::format("tid-{}", tid);
 }
 
 std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
   std::string out = fmt::format("exitscope report --by rip: {}\n{} timed exits, {} of exit time\n{}\n", source, exits_,
-                                FormatDur(time_ns_), symbols.Describe());
+                                FormatDuration(time_ns_), symbols.Describe());
   for (const auto& [key, total] : ByTime(reason_totals_)) {
     const auto& rips = by_reason_.at(key);
     out += fmt::format("\n{} — {} exits, {} ({:.1f}% of exit time), {} distinct RIPs\n",
-                       ExitReasonName(key.first, key.second), total.exits, FormatDur(total.time_ns),
+                       ExitReasonName(key.first, key.second), total.exits, FormatDuration(total.time_ns),
                        time_ns_ ? 100.0 * total.time_ns / time_ns_ : 0.0, rips.size());
     out += fmt::format("  {:>9} {:>8} {:>11} {:>10}  {:<6} {:<18}  {}\n", "EXITS", "%REASON", "TIME", "MEAN", "SPACE",
                        "RIP", "SYMBOL");
@@ -104,7 +78,7 @@ std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, c
     for (const auto& [rip, st] : ByTime(rips)) {
       if (top && n++ == top) break;
       out += fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits,
-                         100.0 * st.exits / total.exits, FormatDur(st.time_ns), FormatDur(st.time_ns / st.exits),
+                         100.0 * st.exits / total.exits, FormatDuration(st.time_ns), FormatDuration(st.time_ns / st.exits),
                          GuestSymbolizer::Space(rip), fmt::format("{:#x}", rip), SymbolColumn(symbols, rip));
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/exit_pairer.h"
+#include "analysis/vm_grouper.h"
 #include "symbols/guest_symbolizer.h"
 #include "symbols/kaslr_slide.h"
 
@@ -30,7 +31,7 @@ struct RipFilter {
 
 class RipTracker : public ExitSampleSink {
  public:
-  RipTracker(const TraceMeta& meta, RipFilter filter) : meta_(meta), filter_(filter) {}
+  RipTracker(const TraceMeta& meta, RipFilter filter) : meta_(meta), vms_(meta), filter_(filter) {}
   void OnExitSample(const ExitSample& s) override;
 
   // Exit RIPs with their class, for KASLR slide inference (one per distinct reason/RIP).
@@ -47,6 +48,7 @@ class RipTracker : public ExitSampleSink {
   std::string VcpuLabel(int32_t tid, int32_t vcpu) const;
 
   const TraceMeta& meta_;
+  VmGrouper vms_;  // the one thread -> VM / vCPU identity, shared with report --by vm
   RipFilter filter_;
   std::map<ReasonKey, std::map<uint64_t, RipStat>> by_reason_;
   std::map<ReasonKey, RipStat> reason_totals_;

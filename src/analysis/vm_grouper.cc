@@ -85,4 +85,34 @@ std::string VmGrouper::Label(int64_t id, const std::vector<int32_t>& tids) const
   return fmt::format("{}tid {}, process not recorded{}", c.empty() ? "" : c + " (", id, c.empty() ? "" : ")");
 }
 
+std::string VmGrouper::FrameLabel(int32_t tid) const {
+  Vm vm = Resolve(tid);
+  auto word = [](std::string s) {
+    for (char& ch : s) {
+      if (ch == ' ' || ch == ';' || ch == '/') ch = '_';
+    }
+    return s;
+  };
+  switch (vm.kind) {
+    case Kind::kProcess: {
+      std::string c = Comm(vm.id);
+      return c.empty() ? fmt::format("pid-{}", vm.id) : word(fmt::format("{}-{}", c, vm.id));
+    }
+    case Kind::kGuest: {
+      const GuestInfo& g = meta_.guests[guest_by_tid_.at(tid).guest];
+      return g.name.empty() ? fmt::format("guest-{}", vm.id) : word(g.name);
+    }
+    case Kind::kQemuThreads: return fmt::format("qemu-{}", vm.id);
+    case Kind::kThread: break;
+  }
+  std::string c = Comm(tid);
+  return c.empty() ? fmt::format("tid-{}", tid) : word(fmt::format("{}-{}", c, tid));
+}
+
+std::optional<int32_t> VmGrouper::VcpuIndex(int32_t tid, int32_t vcpu_id) const {
+  if (vcpu_id >= 0) return vcpu_id;
+  if (auto g = GuestVcpu(tid)) return g;
+  return QemuVcpuIndex(Comm(tid));
+}
+
 }  // namespace exitscope

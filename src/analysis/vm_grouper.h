@@ -24,6 +24,13 @@ class VmGrouper {
   std::optional<int32_t> GuestVcpu(int32_t tid) const;
   // Label of VM `id`; `tids` are the threads of the report that VmId maps to it.
   std::string Label(int64_t id, const std::vector<int32_t>& tids) const;
+  // A one-word name of the VM of `tid` for flame-graph frames (no spaces or ';'): "qemu-system-x86-4242",
+  // a GUEST option's name, "qemu-<id>" for grouped QEMU threads, "<comm>-<tid>" for a lone thread.
+  // Threads of one VM get one name, as --by vm groups them.
+  std::string FrameLabel(int32_t tid) const;
+  // The vCPU index of `tid`: the kernel's vcpu_id when the trace has it (>= 0), else the GUEST
+  // option's, else QEMU's thread name "CPU n/KVM"; nothing when none says.
+  std::optional<int32_t> VcpuIndex(int32_t tid, int32_t vcpu_id) const;
 
  private:
   enum class Kind { kProcess, kGuest, kQemuThreads, kThread };

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <memory>
 
-#include "analysis/exit_pairer.h"
+#include "analysis/exit_driver.h"
 #include "analysis/rip_tracker.h"
 #include "cli/command.h"
 #include "decode/exit_reasons.h"
@@ -64,15 +64,7 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   std::unique_ptr<RipTracker> tracker_ptr;
   Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
     tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
-    ExitPairer pairer(src.meta(), &src.diagnostics(), tracker_ptr.get());
-    KvmEventBatch batch;
-    while (src.NextBatch(&batch)) {
-      ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
-        if (lost) pairer.OnLost(*lost);
-        pairer.OnEvent(e);
-      });
-    }
-    pairer.Finish();
+    DriveExits(src, tracker_ptr.get(), &src.diagnostics());
   });
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;

@@ -191,8 +191,7 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
       bool usable = f && !f->is_data_loc && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8);
       if (!usable) {
         if (!fs.optional && diagnostics) {
-          diagnostics->Bump("decode.missing_field." + std::string(spec.event) + "." + fs.name, Severity::kInfo,
-                            "a field this kernel's format lacks; the value reads as 0");
+          diagnostics->Bump(DiagId::kDecodeMissingField, std::string(spec.event) + "." + fs.name);
         }
         continue;
       }
@@ -338,8 +337,7 @@ class DecodingSource : public KvmEventSource {
  private:
   void CountSkipped() {
     if (skipped_) {
-      raw_->diagnostics().Bump("decode.skipped_events", Severity::kInfo,
-                               "records that are not modeled kvm events (other tracepoints)", skipped_);
+      raw_->diagnostics().Bump(DiagId::kDecodeSkippedEvents, skipped_);
       skipped_ = 0;
     }
   }

@@ -121,7 +121,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   Isa isa = IsaFromReasonName(reason);
   if (isa != Isa::kUnknown) {
     if (isa_ != Isa::kUnknown && isa != isa_) {
-      diagnostics_->Bump("text.mixed_isa", Severity::kInfo, "kvm_exit reason names of both VMX and SVM");
+      diagnostics_->Bump(DiagId::kTextMixedIsa);
     }
     isa_ = isa;
   }
@@ -131,8 +131,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   } else if (Hex(reason, &out->reason)) {
     // __print_symbolic prints an unknown value as hex ("0x402").
   } else {
-    diagnostics_->Bump("text.unknown_exit_reason", Severity::kError,
-                       "kvm_exit lines with a reason name exitscope does not know (skipped)");
+    diagnostics_->Bump(DiagId::kTextUnknownExitReason);
     return false;
   }
   out->reason |= flags;

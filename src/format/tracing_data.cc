@@ -12,8 +12,7 @@ bool ParseOneFormat(std::string_view text, std::string_view system, FormatRegist
                     Diagnostics* diagnostics) {
   auto ev = ParseEventFormat(text, system);
   if (!ev.ok()) {
-    diagnostics->Bump("format.unparsable", Severity::kInfo,
-                      "event formats that did not parse; their events are shown undecoded");
+    diagnostics->Bump(DiagId::kFormatUnparsable);
     return false;
   }
   formats->Add(std::move(ev.value()));

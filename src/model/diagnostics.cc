@@ -22,6 +22,21 @@ void Diagnostics::Bump(std::string_view name, Severity severity, std::string_vie
   it->second.count += n;
 }
 
+void Diagnostics::Bump(DiagId id, uint64_t n) {
+  const DiagSpec& spec = DiagSpecOf(id);
+  Bump(spec.name, spec.severity, spec.meaning, n);
+}
+
+void Diagnostics::Bump(DiagId id, std::string_view key, uint64_t n) {
+  const DiagSpec& spec = DiagSpecOf(id);
+  std::string name(spec.name);
+  name += '.';
+  name += key;
+  Bump(name, spec.severity, spec.meaning, n);
+}
+
+uint64_t Diagnostics::Count(DiagId id) const { return Count(DiagSpecOf(id).name); }
+
 uint64_t Diagnostics::Count(std::string_view name) const {
   auto it = counters_.find(name);
   return it == counters_.end() ? 0 : it->second.count;

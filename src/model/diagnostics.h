@@ -1,5 +1,5 @@
 // Named anomaly counters (Perfetto's storage/stats.h idea): bad data never aborts a run, it bumps a
-// counter with a severity. In: any stage bumps by name. Out: the non-zero counters, which every report
+// counter with a severity. In: any stage bumps an id declared in model/diagnostic_ids.h. Out: the non-zero counters, which every report
 // prints; a data-loss or error counter makes the CLI exit non-zero (65) and flags the result partial.
 // Assumption: bumps are rare (anomalies), so a small map keyed by name is fast enough.
 #pragma once
@@ -10,13 +10,9 @@
 #include <string_view>
 #include <vector>
 
-namespace exitscope {
+#include "model/diagnostic_ids.h"
 
-enum class Severity : uint8_t {
-  kInfo,      // expected, explained (e.g. events skipped by a filter, exits before the first entry)
-  kDataLoss,  // events the trace lost or we could not use: result is partial
-  kError,     // malformed input
-};
+namespace exitscope {
 
 std::string_view SeverityName(Severity s);
 
@@ -29,9 +25,15 @@ struct DiagnosticCounter {
 
 class Diagnostics {
  public:
-  // Adds n to the counter `name`; the first bump fixes its severity and description.
-  void Bump(std::string_view name, Severity severity, std::string_view description, uint64_t n = 1);
+  // Adds n to counter `id` (name, severity and meaning from model/diagnostic_ids.h).
+  void Bump(DiagId id, uint64_t n = 1);
+  // A counter with a sub-name, "<id's name>.<key>" (decode.missing_field.kvm_exit.vcpu_id).
+  void Bump(DiagId id, std::string_view key, uint64_t n = 1);
+  uint64_t Count(DiagId id) const;
+  // By printed name (tests, and sub-named counters).
   uint64_t Count(std::string_view name) const;
+  // Legacy: a counter by free name; being replaced by ids (issue 13), do not add new uses.
+  void Bump(std::string_view name, Severity severity, std::string_view description, uint64_t n = 1);
   // Non-zero counters in name order.
   std::vector<DiagnosticCounter> NonZero() const;
   bool HasDataLoss() const;  // any kDataLoss or kError counter non-zero

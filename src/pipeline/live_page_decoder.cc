@@ -83,7 +83,7 @@ Result<std::unique_ptr<LivePageDecoder>> LivePageDecoder::Create(const TracefsIn
   for (const auto& e : instance.events()) {
     auto f = ParseEventFormat(e.format, e.system);
     if (!f.ok()) {
-      diagnostics->Bump("format.unparsable", Severity::kError, "event formats that did not parse");
+      diagnostics->Bump(DiagId::kFormatUnparsable);
       continue;
     }
     if (const FieldFormat* pid = f->Field("common_pid")) {

@@ -48,8 +48,7 @@ class TextKvmSource : public KvmEventSource {
         int32_t cpu;
         uint64_t count;
         if (ParseLostLine(line, &cpu, &count)) {
-          diagnostics_.Bump("text.lost_events", Severity::kDataLoss,
-                            "events the ring buffer lost (\"[LOST n EVENTS]\" lines)", count ? count : 1);
+          diagnostics_.Bump(DiagId::kTextLostEvents, count ? count : 1);
           pending_lost_ = LostEvents{cpu, last_ts_ns_, count};
           continue;
         }
@@ -57,8 +56,7 @@ class TextKvmSource : public KvmEventSource {
           NoteHeader(line);
           continue;
         }
-        diagnostics_.Bump("text.unparsed_line", Severity::kError,
-                          "lines that are not events of a known text dialect (skipped)");
+        diagnostics_.Bump(DiagId::kTextUnparsedLine);
         continue;
       }
       NoteDialect(tl);
@@ -71,8 +69,7 @@ class TextKvmSource : public KvmEventSource {
       event->cpu = tl.cpu;
       event->tid = tl.tid;
       if (!parser_.Parse(tl.event, tl.body, event)) {
-        diagnostics_.Bump("text.bad_kvm_line", Severity::kError,
-                          "kvm event lines whose text did not parse (skipped)");
+        diagnostics_.Bump(DiagId::kTextBadKvmLine);
         continue;
       }
       if (event->kind == EventKind::kOther) {
@@ -84,7 +81,7 @@ class TextKvmSource : public KvmEventSource {
         if (!meta_.comm_by_tid.count(tl.tid)) meta_.comm_by_tid.emplace(tl.tid, std::string(tl.comm));
       }
       if (tl.ts_ns < last_ts_ns_) {
-        diagnostics_.Bump("text.time_backwards", Severity::kInfo, "lines whose timestamp goes backwards");
+        diagnostics_.Bump(DiagId::kTextTimeBackwards);
       }
       last_ts_ns_ = tl.ts_ns;
       if (!meta_.cpu_first_ts_ns.count(tl.cpu)) meta_.cpu_first_ts_ns.emplace(tl.cpu, tl.ts_ns);
@@ -97,14 +94,12 @@ class TextKvmSource : public KvmEventSource {
     }
     if (skipped_) {
       // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
-      diagnostics_.Bump("decode.skipped_events", Severity::kInfo,
-                        "records that are not modeled kvm events (other tracepoints)", skipped_);
+      diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
       skipped_ = 0;
     }
     if (lines_->truncated() && !truncation_counted_) {
       truncation_counted_ = true;
-      diagnostics_.Bump("text.truncated_gzip", Severity::kDataLoss,
-                        "the gzip stream ends early or is damaged: events after the cut are missing");
+      diagnostics_.Bump(DiagId::kTextTruncatedGzip);
     }
     return false;
   }
@@ -127,7 +122,7 @@ class TextKvmSource : public KvmEventSource {
     if (d == TextDialect::kTraceCmd && kernel_trace_header_) d = TextDialect::kKernelTrace;
     if (d == dialect_) return;
     if (dialect_ != TextDialect::kUnknown) {
-      diagnostics_.Bump("text.mixed_dialects", Severity::kInfo, "lines of more than one text dialect");
+      diagnostics_.Bump(DiagId::kTextMixedDialects);
       return;
     }
     dialect_ = d;

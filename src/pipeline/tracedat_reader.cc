@@ -77,9 +77,7 @@ class TraceDatReader : public RawEventSource {
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
     if (merger_.out_of_order()) {
-      diagnostics_.Bump("sort.out_of_order", Severity::kError,
-                        "records older than one already emitted (a CPU clock stepped back)",
-                        merger_.out_of_order());
+      diagnostics_.Bump(DiagId::kSortOutOfOrder, merger_.out_of_order());
     }
   }
 

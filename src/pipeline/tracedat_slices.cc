@@ -382,17 +382,13 @@ class SlicedTraceDatSource : public KvmEventSource {
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
     if (out_of_order_) {
-      diagnostics_.Bump("sort.out_of_order", Severity::kError,
-                        "records older than one already emitted (a CPU clock stepped back)", out_of_order_);
+      diagnostics_.Bump(DiagId::kSortOutOfOrder, out_of_order_);
     }
     if (skipped_) {
-      diagnostics_.Bump("decode.skipped_events", Severity::kInfo,
-                        "records that are not modeled kvm events (other tracepoints)", skipped_);
+      diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
     }
     if (cut_unsafe_) {
-      diagnostics_.Bump(kSlicesOutOfOrder, Severity::kError,
-                        "a CPU's time went back, so cutting the trace by time may have misplaced records; "
-                        "read it with --threads 1");
+      diagnostics_.Bump(DiagId::kTracedatSlicesOutOfOrder);
     }
   }
 
@@ -452,7 +448,7 @@ size_t SliceCount(const KvmEventSource& source) {
   return sliced ? sliced->slice_count() : 0;
 }
 
-bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(kSlicesOutOfOrder) != 0; }
+bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(DiagId::kTracedatSlicesOutOfOrder) != 0; }
 
 Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
                                   InputFormat format, const std::function<void(KvmEventSource&)>& read) {

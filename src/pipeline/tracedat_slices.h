@@ -4,7 +4,7 @@
 // reader (tracedat_reader.cc + kvm_decoder.cc), in the same order.
 // In: a path, a thread count. Out: a KvmEventSource. Memory stays flat: a few slices are in flight.
 // Assumption: each CPU's timestamps never go back (the ring buffer writes them so); slices check it
-// as they walk, and a trace where they do is flagged with kSlicesOutOfOrder so the caller reads it
+// as they walk, and a trace where they do is flagged with DiagId::kTracedatSlicesOutOfOrder so the caller reads it
 // again sequentially (ReadsAgainSequentially) rather than trust the cut.
 #pragma once
 
@@ -22,7 +22,6 @@
 namespace exitscope {
 
 // Bumped (kError) when a CPU's time went back, so the time cut may have misplaced records.
-inline constexpr const char* kSlicesOutOfOrder = "tracedat.slices_out_of_order";
 
 // About this much page data per slice: big enough that the cut costs nothing, small enough that a
 // few decoded slices in flight stay a few MB.

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "base/units.h"  // FormatDuration, for callers of the text reports
 #include "model/report_model.h"
 
 namespace exitscope {
@@ -15,8 +16,5 @@ struct TextReportOptions {
 };
 
 std::string RenderTextReport(const Report& report, const TextReportOptions& options = {});
-// "812ns", "3.21us", "45.6ms", "2.301s": 3 significant digits, unit shown.
-std::string FormatDuration(uint64_t ns);
-std::string FormatDuration(double ns);
 
 }  // namespace exitscope

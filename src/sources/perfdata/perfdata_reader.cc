@@ -116,12 +116,10 @@ Status PerfDataFile::ParseFileHeader() {
   if (data_size == 0) {
     // perf writes the final header only when recording ends; a killed `perf record` leaves size 0
     // and no feature sections. Read the records up to the end of the file.
-    diagnostics_->Bump("perfdata.unfinished_header", Severity::kDataLoss,
-                       "perf record did not finish the file header (killed?); reading records to EOF");
+    diagnostics_->Bump(DiagId::kPerfdataUnfinishedHeader);
     data_size = bytes.size() - data_off;
   } else if (data_size > bytes.size() - data_off) {
-    diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss,
-                       "the file ends inside its data section (copy cut short?)");
+    diagnostics_->Bump(DiagId::kPerfdataTruncated);
     data_size = bytes.size() - data_off;
   }
   data_offset_ = data_off;
@@ -154,7 +152,7 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
 
 void PerfDataFile::AddAttr(std::span<const uint8_t> a, std::span<const uint8_t> id_bytes) {
   if (a.size() < pd::kAttrMinSize) {
-    diagnostics_->Bump("perfdata.bad_attr", Severity::kError, "a perf_event_attr shorter than its first version");
+    diagnostics_->Bump(DiagId::kPerfdataBadAttr);
     return;
   }
   PerfAttr attr;
@@ -180,13 +178,12 @@ void PerfDataFile::ParseFeatureSections(std::span<const uint8_t> header) {
     if (!(word >> (bit % 64) & 1)) continue;
     uint64_t entry = table + static_cast<uint64_t>(n++) * 16;
     if (entry + 16 > bytes.size()) {
-      diagnostics_->Bump("perfdata.missing_features", Severity::kInfo,
-                         "the header lists feature sections the file does not hold");
+      diagnostics_->Bump(DiagId::kPerfdataMissingFeatures);
       return;
     }
     uint64_t off = Ld64(bytes.data() + entry), size = Ld64(bytes.data() + entry + 8);
     if (off > bytes.size() || size > bytes.size() - off) {
-      diagnostics_->Bump("perfdata.bad_feature", Severity::kError, "a feature section points past the file end");
+      diagnostics_->Bump(DiagId::kPerfdataBadFeature);
       continue;
     }
     ParseFeature(bit, bytes.subspan(off, size));
@@ -287,15 +284,9 @@ void ApplyFork(std::span<const uint8_t> body, TraceMeta* meta) {
 // What the metadata pass found that loses data: perf's own losses and records we cannot read.
 void BumpScanLosses(const PerfRecordStats& stats, Diagnostics* diagnostics) {
   if (stats.lost_events || stats.lost_records) {
-    diagnostics->Bump("perfdata.lost_events", Severity::kDataLoss,
-                      "events perf dropped (PERF_RECORD_LOST / LOST_SAMPLES): raise `perf record -m`",
-                      stats.lost_events ? stats.lost_events : stats.lost_records);
+    diagnostics->Bump(DiagId::kPerfdataLostEvents, stats.lost_events ? stats.lost_events : stats.lost_records);
   }
-  if (stats.compressed_records) {
-    diagnostics->Bump("perfdata.compressed_unsupported", Severity::kDataLoss,
-                      "zstd-compressed records (perf record -z) are not read: record without -z or "
-                      "`perf inject -i IN -o OUT` to decompress", stats.compressed_records);
-  }
+  if (stats.compressed_records) diagnostics->Bump(DiagId::kPerfdataCompressedUnsupported, stats.compressed_records);
 }
 
 // PERF_SAMPLE_READ's values (perf_event.h read_format): one value or a group of them, each with the
@@ -334,15 +325,14 @@ void PerfDataFile::ScanRecords() {
   size_t pos = 0;
   while (pos < end) {
     if (end - pos < pd::kRecordHeaderSize) {
-      diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss, "the data section ends inside a record");
+      diagnostics_->Bump(DiagId::kPerfdataTruncated);
       break;
     }
     const uint8_t* r = base + pos;
     uint32_t type = Ld32(r);
     uint16_t size = Ld16(r + 6);
     if (size < pd::kRecordHeaderSize || size > end - pos) {
-      diagnostics_->Bump(size < pd::kRecordHeaderSize ? "perfdata.bad_record" : "perfdata.truncated",
-                         Severity::kDataLoss, "records after this point are unreadable (damaged or cut-off file)");
+      diagnostics_->Bump(size < pd::kRecordHeaderSize ? DiagId::kPerfdataBadRecord : DiagId::kPerfdataTruncated);
       break;
     }
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
@@ -382,7 +372,7 @@ void PerfDataFile::ScanRecords() {
           uint64_t tsize = Ld32(body.data());
           uint64_t padded = (tsize + 7) & ~uint64_t{7};
           if (padded > end - next) {
-            diagnostics_->Bump("perfdata.truncated", Severity::kDataLoss, "the file ends inside its tracing data");
+            diagnostics_->Bump(DiagId::kPerfdataTruncated);
             pos = end;
             continue;
           }

@@ -31,13 +31,11 @@ bool PerfSampleStream::Refill() {
       case pd::kRecordSample: {
         PerfSample s;
         if (!file_->ParseSample(body, &s)) {
-          diagnostics_->Bump("perfdata.bad_sample", Severity::kError,
-                             "PERF_RECORD_SAMPLE shorter than its sample_type says (skipped)");
+          diagnostics_->Bump(DiagId::kPerfdataBadSample);
           break;
         }
         if (s.raw.size() < 2) {
-          diagnostics_->Bump("perfdata.sample_without_raw", Severity::kInfo,
-                             "samples without a tracepoint payload (not a tracepoint event; skipped)");
+          diagnostics_->Bump(DiagId::kPerfdataSampleWithoutRaw);
           break;
         }
         max_ts_ns_ = std::max(max_ts_ns_, s.ts_ns);
@@ -105,8 +103,7 @@ bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {
         continue;
       }
       if (p.ts_ns < last_emitted_ns_) {
-        diagnostics_->Bump("perfdata.out_of_order", Severity::kInfo,
-                           "samples that arrived after a later round was flushed (emitted late)");
+        diagnostics_->Bump(DiagId::kPerfdataOutOfOrder);
       }
       last_emitted_ns_ = std::max(last_emitted_ns_, p.ts_ns);
       out->ts_ns = p.ts_ns;

@@ -22,23 +22,12 @@ PageLayout PageLayout::FromHeaderPage(std::string_view text) {
   return layout;
 }
 
-void RingBufferStats::Report(Diagnostics* d, std::string_view prefix) const {
-  std::string p(prefix);
-  if (truncated_pages)
-    d->Bump(p + ".truncated_page", Severity::kDataLoss,
-            "ring-buffer pages whose records run past the page's commit size", truncated_pages);
-  if (bad_lengths)
-    d->Bump(p + ".bad_record_length", Severity::kError, "records with an impossible length",
-            bad_lengths);
-  if (missed_events)
-    d->Bump(p + ".missed_events", Severity::kDataLoss,
-            "events the kernel ring buffer dropped (overrun), as counted by the kernel", missed_events);
-  if (missed_unknown)
-    d->Bump(p + ".missed_events_unknown", Severity::kDataLoss,
-            "pages after which the kernel dropped an unknown number of events", missed_unknown);
-  if (ts_backwards)
-    d->Bump(p + ".timestamp_backwards", Severity::kError,
-            "pages starting earlier than the previous page of the same CPU ended", ts_backwards);
+void RingBufferStats::Report(Diagnostics* d) const {
+  if (truncated_pages) d->Bump(DiagId::kTracedatTruncatedPage, truncated_pages);
+  if (bad_lengths) d->Bump(DiagId::kTracedatBadRecordLength, bad_lengths);
+  if (missed_events) d->Bump(DiagId::kTracedatMissedEvents, missed_events);
+  if (missed_unknown) d->Bump(DiagId::kTracedatMissedEventsUnknown, missed_unknown);
+  if (ts_backwards) d->Bump(DiagId::kTracedatTimestampBackwards, ts_backwards);
 }
 
 bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,

@@ -46,7 +46,7 @@ struct RingBufferStats {
   uint64_t missed_events = 0;     // events the kernel reported lost (stored counts)
   uint64_t missed_unknown = 0;    // pages flagged "events missed" without a count
   uint64_t ts_backwards = 0;      // a page starting before the previous page's last event
-  void Report(Diagnostics* d, std::string_view prefix) const;
+  void Report(Diagnostics* d) const;
   void Add(const RingBufferStats& o) {
     pages += o.pages;
     truncated_pages += o.truncated_pages;

@@ -108,17 +108,15 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
         if (r.ok()) g.vcpu_to_host_tid[vcpu] = pid;
       }
       if (r.ok()) meta_->guests.push_back(std::move(g));
-      else diag_->Bump("tracedat.bad_guest_option", Severity::kInfo, "GUEST options too short to read");
+      else diag_->Bump(DiagId::kTracedatBadGuestOption);
       break;
     }
     case kOptTimeShift:
-      diag_->Bump("tracedat.time_shift_ignored", Severity::kInfo,
-                  "TIME_SHIFT (guest↔host clock sync) options not applied: times stay in this file's clock");
+      diag_->Bump(DiagId::kTracedatTimeShiftIgnored);
       break;
     case kOptBuffer: {
       if (layout_.version < 7) {
-        diag_->Bump("tracedat.instance_skipped", Severity::kInfo,
-                    "extra tracing instances (trace-cmd -B) not read; only the top instance is");
+        diag_->Bump(DiagId::kTracedatInstanceSkipped);
         break;
       }
       uint64_t section = r.U64();
@@ -128,8 +126,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       uint32_t count = r.U32();
       if (!r.ok()) return Truncated("its BUFFER option");
       if (have_buffer_ || !name.empty()) {
-        diag_->Bump("tracedat.instance_skipped", Severity::kInfo,
-                    "extra tracing instances (trace-cmd -B) not read; only the top instance is");
+        diag_->Bump(DiagId::kTracedatInstanceSkipped);
         break;
       }
       have_buffer_ = true;
@@ -153,8 +150,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
     case kOptPrintk: printk_ = r.U64(); break;
     case kOptCmdlines: cmdlines_ = r.U64(); break;
     case kOptBufferText:
-      diag_->Bump("tracedat.latency_buffer_skipped", Severity::kInfo,
-                  "latency-tracer text buffers (no kvm events) not read");
+      diag_->Bump(DiagId::kTracedatLatencyBufferSkipped);
       break;
     default: break;  // DATE, HOOK, VERSION, PROCMAPS, TRACEID, STRINGS …: not needed for analysis
   }
@@ -254,8 +250,7 @@ Status HeaderParser::ParseV6(ByteReader* r) {
     if (!r->ok()) return Truncated("its header (after options)");
   }
   if (marker == kV6Latency) {
-    diag_->Bump("tracedat.latency_buffer_skipped", Severity::kInfo,
-                "latency-tracer text buffers (no kvm events) not read");
+    diag_->Bump(DiagId::kTracedatLatencyBufferSkipped);
     return Status::Ok();
   }
   if (marker != kV6Flyrecord) return Corrupt("unknown data marker after the header (expected flyrecord)");
@@ -339,10 +334,7 @@ Result<TraceDatLayout> HeaderParser::Parse() {
   meta_->page_size = layout_.page_size;
   if (cpustat_lost_) {
     meta_->buffer_overwritten = true;
-    diag_->Bump("tracedat.kernel_overrun", Severity::kInfo,
-                "events the kernel reported overrun/dropped (CPUSTAT); see missed_events for the "
-                "losses inside the recorded pages",
-                cpustat_lost_);
+    diag_->Bump(DiagId::kTracedatKernelOverrun, cpustat_lost_);
   }
   // The hint names the ISA in a report even when no kvm_exit (with its own `isa` field) is seen.
   if (meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {

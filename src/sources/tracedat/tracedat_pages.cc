@@ -33,8 +33,7 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
   shared->clock = {l.tsc_mult, l.tsc_shift, l.ts_offset_ns};
   if (l.tsc_mult && l.tsc_shift >= kMaxTscShift) {
     // A shift this large makes every time 0 (and is undefined for the 128-bit product): damage.
-    diagnostics->Bump("tracedat.bad_tsc2nsec", Severity::kError,
-                      "TSC2NSEC option with an impossible shift; timestamps left in TSC cycles");
+    diagnostics->Bump(DiagId::kTracedatBadTsc2nsec);
     shared->clock.mult = 0;
   }
   if (l.tsc_mult && meta->clock != "tsc2nsec") meta->clock += " (tsc2nsec)";
@@ -61,14 +60,12 @@ void PageCounters::Add(const PageCounters& o) {
 }
 
 void PageCounters::Report(Diagnostics* d) const {
-  stats.Report(d, "tracedat");
+  stats.Report(d);
   if (corrupt_chunks) {
-    d->Bump("tracedat.corrupt_chunk", Severity::kError,
-            "compressed data chunks that did not decompress; their events are lost", corrupt_chunks);
+    d->Bump(DiagId::kTracedatCorruptChunk, corrupt_chunks);
   }
   if (chunks_truncated) {
-    d->Bump("tracedat.truncated_data", Severity::kDataLoss,
-            "CPU data running past the end of the file (file cut short)", chunks_truncated);
+    d->Bump(DiagId::kTracedatTruncatedData, chunks_truncated);
   }
 }
 

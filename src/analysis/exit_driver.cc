@@ -1,0 +1,39 @@
+#include "analysis/exit_driver.h"
+
+namespace exitscope {
+namespace {
+
+constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbacks
+
+}  // namespace
+
+ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pair_diagnostics,
+                   const DriveOptions& options) {
+  ExitRun run;
+  ExitPairer pairer(source.meta(), pair_diagnostics, sink);
+  KvmEventBatch batch;
+  uint64_t next_progress = kProgressEvery;
+  while (source.NextBatch(&batch)) {
+    if (run.events == 0) {
+      run.first_ts_ns = batch.events.front().ts_ns;
+      if (options.on_start) options.on_start(run.first_ts_ns);
+    }
+    ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
+      if (lost) pairer.OnLost(*lost);
+      if (e.kind == EventKind::kExit && run.isa_seen == Isa::kUnknown) run.isa_seen = e.isa;
+      if (options.tap) options.tap->OnKvmEvent(e);
+      pairer.OnEvent(e);
+    });
+    run.events += batch.events.size();
+    run.last_ts_ns = batch.events.back().ts_ns;
+    if (options.progress && run.events >= next_progress) {
+      options.progress(source.bytes_done(), source.bytes_total());
+      next_progress = run.events + kProgressEvery;
+    }
+  }
+  pairer.Finish();
+  run.pairs = pairer.counts();
+  return run;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,64 @@
+// The one pipeline driver (issue 13): a KvmEventSource's events, in time order, go through one
+// ExitPairer to the exit sinks of a command (the report's aggregator, the RIP tracker, advise's
+// collector …), with one progress rule. Commands do not write their own event loop.
+// In: an opened source (any format; batches read in place), the sinks, where the pairer's diagnostics
+// go. Out: each sink's OnExitSample / OnUntimedExit calls, and what the run saw (ExitRun).
+// Assumption: sinks are cheap per exit; an event tap that wants every event (not only exits) costs a
+// virtual call per event and is for commands that need one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "analysis/exit_pairer.h"
+#include "model/event_source.h"
+
+namespace exitscope {
+
+// Called every few hundred thousand events with bytes_done / bytes_total of the source.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+// Sees every kvm event, before the pairer does (advise keeps the kvm_apic access of each thread).
+class KvmEventTap {
+ public:
+  virtual ~KvmEventTap() = default;
+  virtual void OnKvmEvent(const KvmEvent& event) = 0;
+};
+
+// Hands each exit to several sinks, in order.
+class ExitFanOut : public ExitSampleSink {
+ public:
+  ExitFanOut(std::initializer_list<ExitSampleSink*> sinks) : sinks_(sinks) {}
+  void OnExitSample(const ExitSample& s) override {
+    for (ExitSampleSink* k : sinks_) k->OnExitSample(s);
+  }
+  void OnUntimedExit(const ExitSample& s) override {
+    for (ExitSampleSink* k : sinks_) k->OnUntimedExit(s);
+  }
+
+ private:
+  std::vector<ExitSampleSink*> sinks_;
+};
+
+struct DriveOptions {
+  ProgressFn progress;                                   // none: silent
+  KvmEventTap* tap = nullptr;                            // none: exits only
+  std::function<void(uint64_t first_ts_ns)> on_start;   // before the first event reaches the pairer
+};
+
+// What the run saw, for the context block of every output.
+struct ExitRun {
+  uint64_t events = 0;                       // kvm events read
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;  // of the first / last kvm event
+  Isa isa_seen = Isa::kUnknown;              // of the first kvm_exit
+  PairerCounts pairs;
+};
+
+// Reads `source` to its end through one ExitPairer into `sink`; the pairer's counters go to
+// `pair_diagnostics`.
+ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pair_diagnostics,
+                   const DriveOptions& options = {});
+
+}  // namespace exitscope
