@@ -190,6 +190,42 @@ void PerfDataFile::ParseFeatureSections(std::span<const uint8_t> header) {
   }
 }
 
+namespace {
+
+// HEADER_CMDLINE: u32 nr, then nr strings: the perf command line, joined by spaces.
+std::string RecordCommand(std::span<const uint8_t> body) {
+  uint32_t nr = Ld32(body.data());
+  size_t pos = 4;
+  std::string cmd, s;
+  for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
+  return cmd;
+}
+
+// HEADER_EVENT_DESC: u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string name, u64 ids[nr_ids].
+// Each attr is named by its first id (or, without ids, by its position).
+void NameAttrsFromEventDesc(std::span<const uint8_t> body, std::vector<PerfAttr>* attrs) {
+  if (body.size() < 8) return;
+  uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
+  size_t pos = 8;
+  std::string s;
+  for (uint32_t i = 0; i < nr; ++i) {
+    if (pos + attr_size + 4 > body.size()) break;
+    pos += attr_size;
+    uint32_t nr_ids = Ld32(body.data() + pos);
+    pos += 4;
+    if (!ReadHeaderString(body, &pos, &s)) break;
+    if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
+    uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
+    pos += uint64_t{nr_ids} * 8;
+    for (auto& a : *attrs) {
+      if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
+    }
+    if (nr_ids == 0 && i < attrs->size()) (*attrs)[i].name = s;
+  }
+}
+
+}  // namespace
+
 void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
   size_t pos = 0;
   std::string s;
@@ -223,36 +259,12 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
         meta_.cpu_description += meta_.cpu_description.empty() ? s : " (" + s + ")";
       }
       break;
-    case pd::kFeatCmdline: {
-      if (body.size() < 4) break;
-      uint32_t nr = Ld32(body.data());
-      pos = 4;
-      std::string cmd;
-      for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
-      meta_.record_command = cmd;
+    case pd::kFeatCmdline:
+      if (body.size() >= 4) meta_.record_command = RecordCommand(body);
       break;
-    }
-    case pd::kFeatEventDesc: {
-      // u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string name, u64 ids[nr_ids].
-      if (body.size() < 8) break;
-      uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
-      pos = 8;
-      for (uint32_t i = 0; i < nr; ++i) {
-        if (pos + attr_size + 4 > body.size()) break;
-        pos += attr_size;
-        uint32_t nr_ids = Ld32(body.data() + pos);
-        pos += 4;
-        if (!ReadHeaderString(body, &pos, &s)) break;
-        if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
-        uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
-        pos += uint64_t{nr_ids} * 8;
-        for (auto& a : attrs_) {
-          if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
-        }
-        if (nr_ids == 0 && i < attrs_.size()) attrs_[i].name = s;
-      }
+    case pd::kFeatEventDesc:
+      NameAttrsFromEventDesc(body, &attrs_);
       break;
-    }
     default:
       break;
   }
