@@ -14,11 +14,11 @@ The layers, lowest first; a file may include its own folder and any folder below
   pipeline  the one place that assembles source -> merge -> decode (sequential and sliced readers,
             input detection)
   symbols   guest symbols and KASLR
+  kvmbench  the bench VMM, its guest and its JSON (advise prices fixes with a bench run's costs)
   analysis  pairing, aggregation, histograms, RIPs
   advise    the exit-cost rules
   report    one reporter per output format
   sinks     writers of trace files
-  kvmbench  the bench VMM and its guest
   live      live recording on a host
   cli       one file per command
 
@@ -29,8 +29,8 @@ import pathlib
 import re
 import sys
 
-LAYERS = ["base", "model", "format", "sources", "sort", "decode", "pipeline", "symbols", "analysis",
-          "advise", "report", "sinks", "kvmbench", "live", "cli"]
+LAYERS = ["base", "model", "format", "sources", "sort", "decode", "pipeline", "symbols", "kvmbench",
+          "analysis", "advise", "report", "sinks", "live", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -1,5 +1,6 @@
-// Renders an Advice: a text page for humans (biggest saving first, each finding with evidence, RIPs
-// and the fix; then what was checked and not flagged) and a JSON document with a schema version.
+// Renders an Advice: a text page for humans (biggest saving first, each finding with evidence, what
+// its fix removes, RIPs and the fix; minor findings after; then what was checked and not flagged)
+// and a JSON document with a schema version.
 #pragma once
 
 #include <string>
@@ -8,7 +9,9 @@
 
 namespace exitscope {
 
-inline constexpr int kAdviseJsonSchemaVersion = 1;
+// 2: untimed exits counted (timed_exits beside exits), null for what is unknown (unpriced savings,
+// untimed times), removes / priced_from / minor / rank per finding, partial, bench.
+inline constexpr int kAdviseJsonSchemaVersion = 2;
 
 std::string RenderAdviceText(const Advice& advice, const std::string& source);
 std::string RenderAdviceJson(const Advice& advice, const std::string& source);

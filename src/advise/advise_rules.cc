@@ -1,6 +1,7 @@
-// The rule table. Each rule: which exits (match), whether and what the fix saves, priced from the
-// trace's own exit times (price), and the numbers a human checks it by (evidence). Thresholds are
-// named constants so a rule's sensitivity is reviewed in one place.
+// The rule table. Each rule: which exits (match), what its fix removes, whether and what the fix
+// saves priced from the trace's own handling times (price) or from this host's bench round trips
+// (bench_price), and the numbers a human checks it by (evidence). Thresholds are named constants so
+// a rule's sensitivity is reviewed in one place.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,10 +9,12 @@
 #include <set>
 
 #include "advise/advisor.h"
-#include "decode/msr_names.h"
+#include "advise/rule_support.h"
 
 namespace exitscope {
 namespace {
+
+using namespace rules;  // NOLINT: the rule table is written in the support vocabulary
 
 // ---- kernel ABI numbers the rules key on -------------------------------------------------------
 // arch/x86/include/asm/msr-index.h
@@ -42,77 +45,11 @@ constexpr uint64_t kIpiBurstGapNs = 20000;     // ICR writes this close = one mu
 constexpr uint64_t kDoorbellMinWrites = 50;    // writes to one address before ioeventfd pays
 constexpr double kHaltMinShortShare = 0.3;     // short sleeps among HLT exits worth polling for
 constexpr uint64_t kPreemptedExitNs = 500000;  // an in-kernel exit this long means the host ran others
-constexpr double kExtIntPerVcpuPerSec = 1000;  // host interrupts per vCPU-second that say "not isolated"
+constexpr double kExtIntPerVcpuPerSec = 1000;  // host interrupts per second on one vCPU thread: "not isolated"
 
-bool IsMsrExit(const AdvisedExit& e) {
-  return e.exit_class == ExitClass::kMsrRead || e.exit_class == ExitClass::kMsrWrite ||
-         e.exit_class == ExitClass::kMsr;
-}
+
 uint32_t ApicWriteOffset(const AdvisedExit& e) {
   return static_cast<uint32_t>(e.info1) & kApicOffsetMask;
-}
-bool IsPmuMsr(uint32_t msr) {
-  // msr-index.h: MSR_P6_PERFCTR0.. / MSR_P6_EVNTSEL0.., IA32_PERFCTR/PMC, fixed counters & globals,
-  // AMD MSR_K7_EVNTSEL0..PERFCTR3 and MSR_F15H_PERF_CTL/CTR.
-  return (msr >= 0xc1 && msr <= 0xc8) || (msr >= 0x186 && msr <= 0x18d) || (msr >= 0x309 && msr <= 0x30c) ||
-         (msr >= 0x38d && msr <= 0x391) || (msr >= 0x4c1 && msr <= 0x4c8) ||
-         (msr >= 0xc0010000 && msr <= 0xc0010007) || (msr >= 0xc0010200 && msr <= 0xc001020b);
-}
-// "IA32_TSC_DEADLINE (0x6e0)" from the one MSR table (decode/msr_names.h); "PMU 0x…" or the bare
-// number for an MSR it does not name.
-std::string MsrLabel(uint32_t msr) {
-  std::string name = MsrName(msr);
-  if (!name.empty()) return fmt::format("{} ({:#x})", name, msr);
-  if (IsPmuMsr(msr)) return fmt::format("PMU {:#x}", msr);
-  return fmt::format("{:#x}", msr);
-}
-
-// Groups matched exits by a key and lists the top few with count and time.
-template <typename KeyFn>
-std::string TopBy(const MatchedExits& m, KeyFn key, size_t n = 3) {
-  std::map<std::string, std::pair<uint64_t, uint64_t>> g;
-  for (const AdvisedExit* e : m) {
-    auto& v = g[key(*e)];
-    ++v.first;
-    v.second += e->dur_ns;
-  }
-  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> v(g.begin(), g.end());
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < n; ++i) {
-    out += fmt::format("{}{} ×{} ({})", i ? ", " : "", v[i].first, v[i].second.first, FormatNs(v[i].second.second));
-  }
-  return out;
-}
-
-uint64_t MedianNs(std::vector<uint64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-// The cost of an exit KVM handles without leaving the kernel: the median of the trace's own
-// in-kernel, non-HLT exits. Used to price a fix that turns an expensive exit into a cheap one.
-uint64_t CheapExitNs(const ExitProfile& p) {
-  std::vector<uint64_t> v;
-  for (const auto& e : p.exits) {
-    if (!e.userspace && e.exit_class != ExitClass::kHlt) v.push_back(e.dur_ns);
-  }
-  return MedianNs(v);
-}
-
-double PerVcpuSecond(uint64_t n, const MatchedExits&, const ExitProfile& p) {
-  std::set<int32_t> threads;  // every vCPU thread of the trace, not only those with matched exits
-  for (const AdvisedExit& e : p.exits) threads.insert(e.tid);
-  double s = p.SpanNs() / 1e9;
-  return s > 0 && !threads.empty() ? n / s / threads.size() : 0;
-}
-
-std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p) {
-  return {{"exits", fmt::format("{}", m.size())},
-          {"exit time", FormatNs(SumDurNs(m))},
-          {"mean per exit", FormatNs(m.empty() ? 0 : SumDurNs(m) / m.size())},
-          {"rate", fmt::format("{:.1f} /s per vCPU", PerVcpuSecond(m.size(), m, p))}};
 }
 
 // ---- dr-burst --------------------------------------------------------------------------------------
@@ -148,11 +85,19 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   // With lazy switching the first access of a burst still exits (and reloads the registers); the rest
   // run without exits. Each avoided exit is priced at the DR exits' mean, so one stretched exit
   // (preemption lands anywhere in a burst) weighs the same whichever position it took.
+  Confidence confidence = repeats >= m.size() / 2 ? Confidence::kHigh : Confidence::kMedium;
+  uint64_t timed = TimedCount(m);
+  if (!timed) {
+    pr = Unpriced(fmt::format("all but the first exit of each of {} bursts ({} of {} DR exits) avoided; {}",
+                              bursts.size(), repeats, m.size(), kNoTimes));
+    pr.confidence = confidence;
+    return pr;
+  }
   // 128-bit product: hours of DR exit time times millions of repeats would overflow 64 bits.
-  pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumDurNs(m)) * repeats / m.size());
+  pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumHandlingNs(m)) * repeats / timed);
   pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts.size(),
-                       repeats, m.size(), FormatNs(SumDurNs(m) / m.size()));
-  pr.confidence = repeats >= m.size() / 2 ? Confidence::kHigh : Confidence::kMedium;
+                       repeats, m.size(), FormatNs(SumHandlingNs(m) / timed));
+  pr.confidence = confidence;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceDr(const MatchedExits& m, const ExitProfile& p) {
@@ -181,20 +126,80 @@ bool MatchTimer(const AdvisedExit& e, const ExitProfile&) {
   return e.has_apic && e.apic_write && e.apic_reg == kApicTmict;
 }
 Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
+  if (!TimedCount(m)) return Unpriced(kNoTimes);
   Pricing pr;
   // The median, not the sum: one exit stretched by preemption or a lost entry must not price a fix.
-  uint64_t median = MedianDurNs(m);
+  uint64_t median = MedianHandlingNs(m);
   pr.saving_ns = m.size() * median;
   pr.how = fmt::format("upper bound: every matched exit avoided, {} × median {}", m.size(), FormatNs(median));
   pr.confidence = Confidence::kMedium;
   return pr;
 }
+
+// TMICT writes (the APIC one-shot timer) move to TSC-deadline mode: the guest still writes its timer
+// and still exits, but KVM takes WRMSR TSC_DEADLINE on its fast path (x86.c
+// handle_fastpath_set_msr_irqoff, with the VMX preemption timer as the hv timer). So each TMICT
+// exit saves its handling minus a fast-path exit's, not its whole time. Writes already to
+// TSC_DEADLINE are on the fast path: only fewer reprograms in the guest would save, which the trace
+// cannot count, so they are not priced.
+bool IsTscDeadlineWrite(const AdvisedExit& e) { return e.has_msr && e.msr_write && e.msr == kMsrTscDeadline; }
+Pricing PriceTimer(const MatchedExits& m, const ExitProfile& p) {
+  MatchedExits tmict;
+  for (const AdvisedExit* e : m) {
+    if (!IsTscDeadlineWrite(*e)) tmict.push_back(e);
+  }
+  uint64_t deadline = m.size() - tmict.size();
+  if (tmict.empty()) {
+    return Unpriced(fmt::format("{} TSC_DEADLINE writes, already on KVM's fast path: the exits stay; only "
+                                "fewer reprograms in the guest save, which the trace cannot count", deadline));
+  }
+  if (!TimedCount(tmict)) return Unpriced(fmt::format("{} TMICT writes would stay exits on the fast path; {}",
+                                                      tmict.size(), kNoTimes));
+  uint64_t median = MedianHandlingNs(tmict), fast = FastPathNs(p);
+  Pricing pr;
+  pr.saving_ns = tmict.size() * (median > fast ? median - fast : 0);
+  pr.how = fmt::format("{} TMICT writes stay exits in TSC-deadline mode, on the fast path: each saves its median "
+                       "{} minus a fast-path exit {} (the trace's quickest exits, {:.0f}th percentile of timed "
+                       "non-HLT exits){}", tmict.size(), FormatNs(median), FormatNs(fast), kFastPathQuantile * 100,
+                       deadline ? fmt::format("; {} TSC_DEADLINE writes already take it, not priced", deadline) : "");
+  pr.confidence = Confidence::kMedium;
+  return pr;
+}
+// How many HLT exits come right after a matched exit of their thread, of all HLTs. When most halts
+// follow an MSR write of unknown index, that is the guest's idle path re-arming its timer before
+// halting (nohz: TSC_DEADLINE) — evidence for a human, not a classification.
+std::pair<uint64_t, uint64_t> HltsAfter(const MatchedExits& m, const ExitProfile& p) {
+  std::set<const AdvisedExit*> matched(m.begin(), m.end());
+  std::map<int32_t, const AdvisedExit*> last;
+  uint64_t after = 0, hlts = 0;
+  for (const AdvisedExit& e : p.exits) {
+    const AdvisedExit*& prev = last[e.tid];
+    if (e.exit_class == ExitClass::kHlt) {
+      ++hlts;
+      after += prev && matched.count(prev);
+    }
+    prev = &e;
+  }
+  return {after, hlts};
+}
 std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
+  bool unnamed = std::none_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr || !IsMsrExit(*e); });
+  if (auto [after, hlts] = HltsAfter(m, p); unnamed && hlts && after * 2 >= hlts) {
+    ev.push_back({"HLTs right after one of these", fmt::format("{} of {}: the guest's idle path re-arming its timer "
+                                                               "before halting (TSC_DEADLINE with nohz) looks like "
+                                                               "this; record kvm_msr to name the MSR", after, hlts)});
+  }
   ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
                   if (e.has_msr) return MsrLabel(e.msr);
                   if (e.exit_class == ExitClass::kApicWrite) return fmt::format("APIC {:#x}", ApicWriteOffset(e));
                   if (e.exit_class == ExitClass::kRdpmc) return std::string("RDPMC");
+                  // Matched by its kvm_apic event (an APIC_ACCESS, an emulated MMIO or any other
+                  // exit the register access was traced in), not by an MSR index.
+                  if (e.has_apic) {
+                    return fmt::format("APIC {:#x} {} (kvm_apic in a {} exit)", e.apic_reg,
+                                       e.apic_write ? "write" : "read", ExitClassName(e.exit_class));
+                  }
                   // KVM traces kvm_msr only for accesses it completes itself.
                   if (e.userspace && e.userspace_reason == kKvmExitX86Wrmsr) {
                     return std::string("MSR write answered by the VMM (KVM_EXIT_X86_WRMSR, index not traced)");
@@ -202,7 +207,8 @@ std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& 
                   if (e.userspace && e.userspace_reason == kKvmExitX86Rdmsr) {
                     return std::string("MSR read answered by the VMM (KVM_EXIT_X86_RDMSR, index not traced)");
                   }
-                  return std::string("MSR index unknown (no kvm_msr event)");
+                  if (IsMsrExit(e)) return std::string("MSR index unknown (no kvm_msr event)");
+                  return fmt::format("{} exit", ExitClassName(e.exit_class));
                 })});
   return ev;
 }
@@ -215,11 +221,14 @@ bool MatchIpi(const AdvisedExit& e, const ExitProfile&) {
   return e.has_apic && e.apic_write && e.apic_reg == kApicIcr;
 }
 Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
-  Pricing pr;
-  pr.saving_ns = m.size() * MedianDurNs(m);
   auto bursts = Bursts(m, p, kIpiBurstGapNs);
-  pr.how = fmt::format("every sender exit avoided with IPI virtualization; PV send-IPI alone folds each of "
-                       "{} bursts into one hypercall", bursts.size());
+  if (!TimedCount(m)) {
+    return Unpriced(fmt::format("{} sender exits in {} bursts; {}", m.size(), bursts.size(), kNoTimes));
+  }
+  Pricing pr;
+  pr.saving_ns = m.size() * MedianHandlingNs(m);
+  pr.how = fmt::format("every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
+                       "each of {} bursts into one hypercall", m.size(), FormatNs(MedianHandlingNs(m)), bursts.size());
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -258,14 +267,37 @@ bool MatchMsrOther(const AdvisedExit& e, const ExitProfile& p) {
   if (!IsMsrExit(e) || MatchPmu(e, p) || MatchTimer(e, p) || MatchIpi(e, p)) return false;
   return true;
 }
+// MSRs the VMM answers (KVM_EXIT_X86_RDMSR/WRMSR) lose their trip to the VMM when handled in the
+// kernel; the others can only be avoided in the guest: every one of them, at most.
+bool MsrToVmm(const AdvisedExit& e) {
+  return e.userspace && (e.userspace_reason == kKvmExitX86Rdmsr || e.userspace_reason == kKvmExitX86Wrmsr);
+}
 Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
-  Pricing pr = PriceAll(m, p);
   bool named = std::any_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr; });
-  pr.confidence = Confidence::kLow;
-  if (!named) {
-    pr.how += p.Has(EventKind::kMsr) ? "; KVM did not trace these MSR indexes: see the RIPs"
+  std::string unnamed = named ? "" : p.Has(EventKind::kMsr) ? "; KVM did not trace these MSR indexes: see the RIPs"
                                      : "; the trace has no kvm_msr events, so the MSR is unknown: see the RIPs";
+  if (!TimedCount(m)) {
+    Pricing u = Unpriced(kNoTimes + unnamed);
+    u.confidence = Confidence::kLow;
+    return u;
   }
+  MatchedExits vmm, kernel;
+  for (const AdvisedExit* e : m) (MsrToVmm(*e) ? vmm : kernel).push_back(e);
+  Pricing pr = kernel.empty() ? Pricing{} : PriceAll(kernel, p);
+  if (pr.source == PriceSource::kNone) {
+    pr.how += unnamed;
+    pr.confidence = Confidence::kLow;
+    return pr;
+  }
+  if (!vmm.empty()) {
+    uint64_t cheap = CheapExitNs(p), trip = 0;
+    for (const AdvisedExit* e : vmm) trip += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
+    pr.saving_ns += trip;
+    pr.how = fmt::format("{}{}{} answered by the VMM: their round trip minus an in-kernel exit ({}) each",
+                         pr.how, pr.how.empty() ? "" : "; ", vmm.size(), FormatNs(cheap));
+  }
+  pr.how += unnamed;
+  pr.confidence = Confidence::kLow;
   return pr;
 }
 
@@ -291,78 +323,188 @@ bool MatchHlt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class ==
 // HLT that KVM hands to the VMM (KVM_EXIT_HLT): there is no in-kernel local APIC to wait on.
 bool MatchVmmHalt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && e.userspace; }
 Pricing PriceVmmHalt(const MatchedExits& m, const ExitProfile& p) {
+  if (!TimedCount(m)) return Unpriced(kNoTimes);
   Pricing pr;
   uint64_t cheap = CheapExitNs(p);
-  for (const AdvisedExit* e : m) pr.saving_ns += e->dur_ns > cheap ? e->dur_ns - cheap : 0;
+  for (const AdvisedExit* e : m) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
   pr.how = fmt::format("each halt's VMM round trip minus an in-kernel exit ({})", FormatNs(cheap));
   pr.confidence = Confidence::kHigh;
   return pr;
 }
+// Short sleeps among the halts. A timed HLT's sleep is its exit→entry time (dur_ns: blocked and
+// handling). An untimed one sleeps at most until its thread's next exit, so one whose next exit
+// follows within the poll window certainly slept shorter: untimed halts give a lower bound.
+struct HaltSleeps {
+  uint64_t shorts = 0, timed_shorts = 0, bounded = 0;  // bounded: untimed, with a next exit to bound it
+  std::vector<uint64_t> timed_ns;
+};
+HaltSleeps CountShortHalts(const MatchedExits& m, const ExitProfile& p) {
+  HaltSleeps h;
+  std::set<const AdvisedExit*> untimed;
+  for (const AdvisedExit* e : m) {
+    if (e->timed) {
+      h.timed_ns.push_back(e->dur_ns);
+      h.timed_shorts += e->dur_ns < kHaltPollDefaultNs;
+    } else {
+      untimed.insert(e);
+    }
+  }
+  h.shorts = h.timed_shorts;
+  if (untimed.empty()) return h;
+  std::map<int32_t, const AdvisedExit*> open;  // per thread: an untimed HLT waiting for its next exit
+  for (const AdvisedExit& e : p.exits) {
+    auto it = open.find(e.tid);
+    if (it != open.end() && it->second) {
+      ++h.bounded;
+      h.shorts += e.ts_ns - it->second->ts_ns < kHaltPollDefaultNs;
+      it->second = nullptr;
+    }
+    if (untimed.count(&e)) open[e.tid] = &e;
+  }
+  return h;
+}
 Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
-  uint64_t shorts = 0;
-  for (const AdvisedExit* e : m) shorts += e->dur_ns < kHaltPollDefaultNs;
+  HaltSleeps h = CountShortHalts(m, p);
+  uint64_t shorts = h.shorts;
   if (shorts < kHaltMinShortShare * m.size()) {
     pr.flagged = false;
-    pr.why_not = fmt::format("{} HLT exits, {} shorter than {}: the vCPUs sleep long, polling would not help",
-                             m.size(), shorts, FormatNs(kHaltPollDefaultNs));
+    pr.why_not = fmt::format("{} HLT exits, {}{} shorter than {}: the vCPUs sleep long, polling would not help",
+                             m.size(), h.bounded ? "at least " : "", shorts, FormatNs(kHaltPollDefaultNs));
     return pr;
   }
   uint64_t cheap = CheapExitNs(p);
+  if (!cheap) {
+    pr = Unpriced(fmt::format("{} short sleeps would poll instead of exiting; {}", shorts,
+                              TimedCount(m) ? "no timed non-HLT exit to price the round trip by" : kNoTimes));
+    pr.confidence = Confidence::kMedium;
+    return pr;
+  }
   pr.saving_ns = shorts * cheap;
-  pr.how = fmt::format("{} short sleeps × {} (median in-kernel exit: the round trip guest polling avoids); "
-                       "wake-up latency comes on top", shorts, FormatNs(cheap));
+  pr.how = fmt::format("{} short sleeps × {} ({}: the round trip guest polling avoids); "
+                       "wake-up latency comes on top", shorts, FormatNs(cheap), CheapExitLabel(p));
   pr.confidence = Confidence::kMedium;
+  return pr;
+}
+Pricing BenchHlt(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
+  Pricing pr = BenchEach(CountShortHalts(m, p).shorts, b.RoundTripNs(kBenchInKernelExit),
+                         "an in-kernel exit's round trip (cpuid)");
+  if (pr.source == PriceSource::kBench) pr.how = "short sleeps: " + pr.how;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  std::vector<uint64_t> d;
-  uint64_t shorts = 0;
-  for (const AdvisedExit* e : m) {
-    d.push_back(e->dur_ns);
-    shorts += e->dur_ns < kHaltPollDefaultNs;
-  }
-  ev.push_back({"median halt", FormatNs(MedianNs(d))});
+  HaltSleeps h = CountShortHalts(m, p);
+  if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatNs(MedianNs(h.timed_ns))});
+  std::string bound = h.bounded ? fmt::format("; of {} untimed halts, {} short by their thread's next exit (sooner "
+                                              "than that: a lower bound)", h.bounded, h.shorts - h.timed_shorts)
+                                : "";
   ev.push_back({fmt::format("halts shorter than {}", FormatNs(kHaltPollDefaultNs)),
-                fmt::format("{} ({})", shorts, FormatPercent(m.empty() ? 0 : double(shorts) / m.size()))});
+                fmt::format("{} ({}){}", h.shorts, FormatPercent(m.empty() ? 0 : double(h.shorts) / m.size()), bound)});
   if (p.Has(EventKind::kHaltPoll)) ev.push_back({"halt polling", "kvm_halt_poll_ns events present (polling active)"});
   return ev;
 }
 
 // ---- MMIO / PIO doorbells handled in the VMM ----------------------------------------------------------------
-bool MatchDoorbell(const AdvisedExit& e, const ExitProfile&) {
-  return e.userspace && ((e.has_mmio && e.mmio_write) || (e.has_pio && e.pio_write));
+// Without kvm_userspace_exit the trace cannot say which MMIO/PIO exits went out to the VMM: every
+// MMIO/PIO write (or exit of unknown direction) is a candidate, said so, and not priced from the trace.
+bool MatchDoorbell(const AdvisedExit& e, const ExitProfile& p) {
+  if (p.VmmTripsRecorded()) {
+    return e.userspace && ((e.has_mmio && e.mmio_write) || (e.has_pio && e.pio_write));
+  }
+  if (e.has_mmio || e.has_pio) return e.has_mmio ? e.mmio_write : e.pio_write;
+  // No detail event: EPT misconfig is KVM's MMIO exit (vmx.c handle_ept_misconfig); IO exits.
+  return e.exit_class == ExitClass::kIo || e.exit_class == ExitClass::kMmioFault;
 }
+// The doorbell's address, or the guest RIP writing it when kvm_mmio/kvm_pio were not recorded.
 std::string DoorbellKey(const AdvisedExit& e) {
-  return e.has_mmio ? fmt::format("MMIO {:#x}", e.gpa) : fmt::format("port {:#x}", e.port);
+  if (e.has_mmio) return fmt::format("MMIO {:#x}", e.gpa);
+  if (e.has_pio) return fmt::format("port {:#x}", e.port);
+  return fmt::format("{} at rip {:#x}", ExitClassName(e.exit_class), e.rip);
 }
-Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
+// The writes to addresses (or from RIPs) repeated often enough for an ioeventfd to pay.
+MatchedExits RepeatedDoorbells(const MatchedExits& m, uint64_t* addrs) {
   std::map<std::string, MatchedExits> by_addr;
   for (const AdvisedExit* e : m) by_addr[DoorbellKey(*e)].push_back(e);
-  Pricing pr;
-  uint64_t cheap = CheapExitNs(p);
-  uint64_t addrs = 0;
+  MatchedExits out;
+  *addrs = 0;
   for (const auto& [k, v] : by_addr) {
     if (v.size() < kDoorbellMinWrites) continue;
-    ++addrs;
-    for (const AdvisedExit* e : v) pr.saving_ns += e->dur_ns > cheap ? e->dur_ns - cheap : 0;
+    ++*addrs;
+    out.insert(out.end(), v.begin(), v.end());
   }
+  return out;
+}
+Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
+  Pricing pr;
+  uint64_t addrs = 0;
+  MatchedExits rep = RepeatedDoorbells(m, &addrs);
   if (!addrs) {
     pr.flagged = false;
-    pr.why_not = fmt::format("no address written {} times through the VMM", kDoorbellMinWrites);
+    pr.why_not = fmt::format("no address written {} times{}", kDoorbellMinWrites,
+                             p.VmmTripsRecorded() ? " through the VMM" : "");
     return pr;
   }
-  pr.how = fmt::format("each write to {} repeated address(es) costs its VMM round trip minus an in-kernel exit ({})",
-                       addrs, FormatNs(cheap));
-  pr.confidence = Confidence::kHigh;
+  bool known = p.VmmTripsRecorded();
+  constexpr const char* kUnknownTrip = "whether they go out to the VMM is unknown: record kvm_userspace_exit (-e kvm)";
+  if (!TimedCount(rep)) {
+    pr = Unpriced(fmt::format("{} writes to {} repeated address(es) or RIP(s); {}", rep.size(), addrs,
+                              known ? kNoTimes : kUnknownTrip));
+  } else {
+    // The trip to the VMM is part of each exit's handling: what exceeds an in-kernel exit is at most it.
+    uint64_t cheap = CheapExitNs(p);
+    for (const AdvisedExit* e : rep) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
+    pr.how = known ? fmt::format("each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
+                                 "exit ({})", addrs, FormatNs(cheap))
+                   : fmt::format("each write to {} repeated address(es) or RIP(s) costs its handling minus the {} "
+                                 "({}): at most, {}", addrs, CheapExitLabel(p), FormatNs(cheap), kUnknownTrip);
+  }
+  pr.confidence = known ? Confidence::kHigh : Confidence::kLow;
+  if (!known) pr.title = "repeated MMIO/PIO writes (doorbells), trips to the VMM not recorded";
+  return pr;
+}
+// With an ioeventfd the exit stays and KVM signals an eventfd: the bench's VMM-answered write minus
+// the same write caught by an ioeventfd.
+Pricing BenchDoorbell(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
+  uint64_t addrs = 0, mmio = 0, pio = 0;
+  for (const AdvisedExit* e : RepeatedDoorbells(m, &addrs)) {
+    bool is_pio = e->has_pio || (!e->has_mmio && e->exit_class == ExitClass::kIo);
+    (is_pio ? pio : mmio) += 1;
+  }
+  auto mmio_trip = b.ExtraNs(kBenchMmioToUser, kBenchMmioIoeventfd);
+  auto pio_trip = b.ExtraNs(kBenchPioToUser, kBenchPioIoeventfd);
+  if ((mmio && !mmio_trip) || (pio && !pio_trip)) return Unpriced("the bench has no usable ioeventfd tests");
+  Pricing pr;
+  pr.source = PriceSource::kBench;
+  pr.saving_ns = mmio * mmio_trip.value_or(0) + pio * pio_trip.value_or(0);
+  pr.how = fmt::format("{} MMIO writes × {} ({} − {}) + {} PIO writes × {} ({} − {}) on the bench host{}", mmio,
+                       FormatNs(mmio_trip.value_or(0)), kBenchMmioToUser, kBenchMmioIoeventfd, pio,
+                       FormatNs(pio_trip.value_or(0)), kBenchPioToUser, kBenchPioIoeventfd,
+                       p.VmmTripsRecorded() ? "" : ", if they all go out to the VMM");
+  pr.confidence = Confidence::kLow;
+  return pr;
+}
+// HLT in the VMM: the bench's KVM_EXIT_HLT round trip minus an in-kernel exit's.
+Pricing BenchVmmHalt(const MatchedExits& m, const ExitProfile&, const BenchCosts& b) {
+  auto trip = b.ExtraNs(kBenchVmmHalt, kBenchInKernelExit);
+  if (!trip) return Unpriced("the bench has no usable hlt/cpuid tests");
+  Pricing pr;
+  pr.source = PriceSource::kBench;
+  pr.saving_ns = m.size() * *trip;
+  pr.how = fmt::format("{} halts × {} ({} − {} on the bench host)", m.size(), FormatNs(*trip), kBenchVmmHalt,
+                       kBenchInKernelExit);
+  pr.confidence = Confidence::kLow;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
   ev.push_back({"addresses", TopBy(m, DoorbellKey)});
-  ev.push_back({"median round trip through the VMM", FormatNs(MedianDurNs(m))});
-  ev.push_back({"median in-kernel exit", FormatNs(CheapExitNs(p))});
+  if (!p.VmmTripsRecorded()) {
+    ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
+  } else if (TimedCount(m)) {
+    ev.push_back({"median round trip through the VMM", FormatNs(MedianHandlingNs(m))});
+    ev.push_back({"median in-kernel exit", FormatNs(CheapExitNs(p))});
+  }
   return ev;
 }
 
@@ -378,14 +520,14 @@ bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
     case ExitClass::kMsr:
       return !e.userspace;
     case ExitClass::kIo: case ExitClass::kMmioFault: case ExitClass::kPageFault:
-      return p.Has(EventKind::kUserspaceExit) && !e.userspace;
+      return p.VmmTripsRecorded() && !e.userspace;
     default:
       return false;
   }
 }
 bool MatchNoise(const AdvisedExit& e, const ExitProfile& p) {
   if (e.exit_class == ExitClass::kExternalInterrupt) return true;
-  return e.dur_ns >= kPreemptedExitNs && AlwaysInKernel(e, p);
+  return e.handling_ns >= kPreemptedExitNs && AlwaysInKernel(e, p);
 }
 Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   uint64_t ext = 0, preempted = 0;
@@ -394,25 +536,39 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   std::map<ExitClass, MatchedExits> by_class;
   for (const AdvisedExit& e : p.exits) by_class[e.exit_class].push_back(&e);
   std::map<ExitClass, uint64_t> median;
-  for (const auto& [c, v] : by_class) median[c] = MedianDurNs(v);
+  for (const auto& [c, v] : by_class) median[c] = MedianHandlingNs(v);
+  MatchedExits ints;
   for (const AdvisedExit* e : m) {
-    if (e->exit_class == ExitClass::kExternalInterrupt) ++ext;
-    if (e->dur_ns >= kPreemptedExitNs) {
+    if (e->exit_class == ExitClass::kExternalInterrupt) {
+      ++ext;
+      ints.push_back(e);
+    }
+    if (e->handling_ns >= kPreemptedExitNs) {
       ++preempted;
-      pr.saving_ns += e->dur_ns - std::min(e->dur_ns, median[e->exit_class]);
+      pr.saving_ns += e->handling_ns - std::min(e->handling_ns, median[e->exit_class]);
     }
   }
-  double rate = PerVcpuSecond(ext, m, p);
-  if (rate < kExtIntPerVcpuPerSec && preempted == 0) {
+  // Per thread: a noisy vCPU must not be averaged away by quiet ones.
+  ThreadRate worst = BusiestThread(ints, p);
+  bool noisy = worst.per_s >= kExtIntPerVcpuPerSec;
+  if (!noisy && preempted == 0) {
     pr.flagged = false;
-    pr.why_not = fmt::format("{:.1f} host interrupts per vCPU-second, no in-kernel exit over {}", rate,
-                             FormatNs(kPreemptedExitNs));
+    pr.why_not = fmt::format("host interrupts at most {:.1f} /s on one vCPU thread (needs {:.0f}), no in-kernel "
+                             "exit over {}", worst.per_s, kExtIntPerVcpuPerSec, FormatNs(kPreemptedExitNs));
     return pr;
   }
-  if (rate >= kExtIntPerVcpuPerSec) pr.saving_ns += ext * median[ExitClass::kExternalInterrupt];
+  std::string busiest = noisy ? fmt::format("host interrupts {:.1f} /s on thread {}", worst.per_s, worst.tid) : "";
+  if (noisy && !TimedCount(ints) && preempted == 0) {
+    pr = Unpriced(fmt::format("{}; {}", busiest, kNoTimes));
+    pr.confidence = Confidence::kLow;
+    return pr;
+  }
+  if (noisy) pr.saving_ns += ext * median[ExitClass::kExternalInterrupt];
+  // Without an interrupt storm the saving is only the preempted exits' stretch: they stay exits.
+  if (!noisy) pr.removes = Removes::kHandling;
   pr.how = fmt::format("{} exits stretched past {} priced by their excess over their reason's median{}", preempted,
                        FormatNs(kPreemptedExitNs),
-                       rate >= kExtIntPerVcpuPerSec ? ", plus every host-interrupt exit at its median" : "");
+                       noisy ? fmt::format(", plus every host-interrupt exit at its median ({})", busiest) : "");
   pr.confidence = preempted >= 3 ? Confidence::kMedium : Confidence::kLow;
   return pr;
 }
@@ -420,12 +576,48 @@ std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile
   auto ev = CountTime(m, p);
   uint64_t preempted = 0, worst = 0;
   for (const AdvisedExit* e : m) {
-    preempted += e->dur_ns >= kPreemptedExitNs;
-    worst = std::max(worst, e->dur_ns);
+    preempted += e->handling_ns >= kPreemptedExitNs;
+    worst = std::max(worst, e->handling_ns);
   }
+  MatchedExits ints;
+  for (const AdvisedExit* e : m) {
+    if (e->exit_class == ExitClass::kExternalInterrupt) ints.push_back(e);
+  }
+  ev.push_back({"host interrupts", fmt::format("{}; {}", ints.size(), DescribeRate(BusiestThread(ints, p)))});
   ev.push_back({fmt::format("exits over {}", FormatNs(kPreemptedExitNs)), fmt::format("{}", preempted)});
   ev.push_back({"longest", FormatNs(worst)});
   return ev;
+}
+
+// x2APIC ICR writes are WRMSRs KVM answers itself; xAPIC ICR writes (APIC_WRITE) are priced as an
+// in-kernel exit.
+Pricing BenchIpi(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
+  bool msr = std::all_of(m.begin(), m.end(), [](const AdvisedExit* e) { return IsMsrExit(*e); });
+  return msr ? BenchMsrExit(m, p, b) : BenchInKernelExit(m, p, b);
+}
+// Guest-avoidable MSR exits at an in-kernel MSR round trip; VMM-answered ones at the bench's
+// VMM-answered access minus the in-kernel one.
+Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
+  MatchedExits kernel;
+  uint64_t vmm_reads = 0, vmm_writes = 0;
+  for (const AdvisedExit* e : m) {
+    if (!MsrToVmm(*e)) kernel.push_back(e);
+    else (e->userspace_reason == kKvmExitX86Wrmsr ? vmm_writes : vmm_reads) += 1;
+  }
+  Pricing pr;
+  pr.source = PriceSource::kBench;
+  if (!kernel.empty()) pr = BenchMsrExit(kernel, p, b);
+  if (pr.source != PriceSource::kBench) return pr;
+  if (vmm_reads || vmm_writes) {
+    auto r = b.ExtraNs(kBenchMsrReadToUser, kBenchMsrRead), w = b.ExtraNs(kBenchMsrWriteToUser, kBenchMsrWrite);
+    if ((vmm_reads && !r) || (vmm_writes && !w)) return Unpriced("the bench has no usable MSR-to-VMM tests");
+    pr.saving_ns += vmm_reads * r.value_or(0) + vmm_writes * w.value_or(0);
+    pr.how += fmt::format("{}{} VMM-answered writes × {} + {} reads × {} (their trip to the VMM on the bench host)",
+                          pr.how.empty() ? "" : "; ", vmm_writes, FormatNs(w.value_or(0)), vmm_reads,
+                          FormatNs(r.value_or(0)));
+  }
+  pr.confidence = Confidence::kLow;
+  return pr;
 }
 
 const Rule kRules[] = {
@@ -434,52 +626,55 @@ const Rule kRules[] = {
      "them on the next exit (kvm-unit-tests vmexit mov_dr: 3357 → 118 cycles). Bursts mean that is off: "
      "host-side hardware breakpoints on the guest (KVM_SET_GUEST_DEBUG / gdbstub), a nested hypervisor "
      "intercepting DRs, or an old host kernel.",
-     MatchDr, kMinExits, kMinShare, PriceDr, EvidenceDr},
+     MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr,
+     BenchInKernelExit},
     {"ipi", "IPIs: ICR writes exit on the sender",
      "Enable IPI virtualization (Intel IPIv: kvm_intel.enable_ipiv, AMD AVIC) or PV send-IPI "
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
-     MatchIpi, kMinExits, kMinShare, PriceIpi, EvidenceIpi},
+     MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi},
     {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
      "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
      "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
      "…,+tsc-deadline), whose writes KVM takes on its fast path with the VMX preemption timer "
      "(kvm_intel.preemption_timer=1).",
-     MatchTimer, kMinExits, kMinShare, PriceAll, EvidenceMsr},
+     MatchTimer, kMinExits, kMinShare, Removes::kHandling, PriceTimer, EvidenceMsr, nullptr},
     {"apic-write", "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
-     MatchApicOther, kMinExits, kMinShare, PriceAll, EvidenceApic},
+     MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic,
+     BenchInKernelExit},
     {"pmu", "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
-     MatchPmu, kMinExits, kMinShare, PriceAll, EvidenceMsr},
+     MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit},
     {"msr", "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
      "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
      "trip to user space each: handle hot ones in the kernel.",
-     MatchMsrOther, kMinExits, kMinShare, PriceMsrOther, EvidenceMsr},
+     MatchMsrOther, kMinExits, kMinShare, Removes::kExit, PriceMsrOther, EvidenceMsr, BenchMsr},
     {"ept-fault", "EPT violation / NPF storms (guest memory faulted in)",
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
      "memory compaction/KSM/swap under the VM; faults right after boot are normal warm-up.",
-     MatchFault, kMinExits, kMinShare, PriceAll, EvidenceFault},
+     MatchFault, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceFault, nullptr},
     {"halt-poll", "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
      "host halt_poll_ns avoids the schedule-out; both trade CPU time for wake-up latency.",
-     MatchHlt, kMinExits, kMinShare, PriceHlt, EvidenceHlt},
+     MatchHlt, kMinExits, kMinShare, Removes::kExit, PriceHlt, EvidenceHlt, BenchHlt},
     {"vmm-halt", "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
      "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
-     MatchVmmHalt, kMinExits, kMinShare, PriceVmmHalt, CountTime},
+     MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt},
     {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
      "TCP_RR when handled the slow way).",
-     MatchDoorbell, kMinExits, kMinShare, PriceDoorbell, EvidenceDoorbell},
+     MatchDoorbell, kMinExits, kMinShare, Removes::kVmmTrip, PriceDoorbell, EvidenceDoorbell,
+     BenchDoorbell},
     {"host-noise", "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "
      "keep other tasks off those CPUs.",
-     MatchNoise, kMinExits, kMinShare, PriceNoise, EvidenceNoise},
+     MatchNoise, kMinExits, kMinShare, Removes::kExit, PriceNoise, EvidenceNoise, nullptr},
 };
 
 }  // namespace

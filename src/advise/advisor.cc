@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -11,6 +12,17 @@ namespace exitscope {
 namespace {
 
 constexpr size_t kTopRips = 5;  // RIPs listed as evidence per finding
+// A thread active for less than this is rated over the trace's span: a rate over a few exits in a
+// moment says nothing about the thread.
+constexpr uint64_t kMinRateSpanNs = 10000000;
+
+Confidence Lower(Confidence c) { return c == Confidence::kHigh ? Confidence::kMedium : Confidence::kLow; }
+
+// Ranked findings (saving ≥ kMinRankedSavingShare) first, then the unpriced, then the minor ones.
+int RankGroup(const Finding& f) {
+  if (f.pricing.source == PriceSource::kNone) return 1;
+  return f.minor ? 2 : 0;
+}
 
 std::vector<RipEvidence> TopRips(const MatchedExits& m, const GuestSymbolizer& symbols) {
   std::map<uint64_t, RipEvidence> by_rip;
@@ -18,7 +30,8 @@ std::vector<RipEvidence> TopRips(const MatchedExits& m, const GuestSymbolizer& s
     RipEvidence& r = by_rip[e->rip];
     r.rip = e->rip;
     ++r.exits;
-    r.time_ns += e->dur_ns;
+    r.timed_exits += e->timed;
+    r.time_ns += e->handling_ns;
   }
   std::vector<RipEvidence> out;
   for (auto& [rip, r] : by_rip) out.push_back(r);
@@ -44,10 +57,73 @@ std::string_view ConfidenceName(Confidence c) {
   return "?";
 }
 
-uint64_t SumDurNs(const MatchedExits& m) {
+std::string_view RemovesName(Removes r) {
+  switch (r) {
+    case Removes::kExit: return "the exit";
+    case Removes::kVmmTrip: return "the trip to the VMM (the exit stays)";
+    case Removes::kHandling: return "part of the handling (the exit stays)";
+  }
+  return "?";
+}
+
+std::string_view RemovesId(Removes r) {
+  switch (r) {
+    case Removes::kExit: return "exit";
+    case Removes::kVmmTrip: return "vmm_trip";
+    case Removes::kHandling: return "handling";
+  }
+  return "?";
+}
+
+uint64_t SumHandlingNs(const MatchedExits& m) {
   uint64_t s = 0;
-  for (const AdvisedExit* e : m) s += e->dur_ns;
+  for (const AdvisedExit* e : m) s += e->handling_ns;
   return s;
+}
+
+uint64_t TimedCount(const MatchedExits& m) {
+  uint64_t n = 0;
+  for (const AdvisedExit* e : m) n += e->timed;
+  return n;
+}
+
+Pricing Unpriced(std::string why) {
+  Pricing pr;
+  pr.source = PriceSource::kNone;
+  pr.how = std::move(why);
+  return pr;
+}
+
+ThreadRate BusiestThread(const MatchedExits& m, const ExitProfile& p) {
+  std::map<int32_t, uint64_t> per_tid;
+  for (const AdvisedExit* e : m) ++per_tid[e->tid];
+  ThreadRate best;
+  best.threads = per_tid.size();
+  for (const auto& [tid, n] : per_tid) {
+    ThreadRate r;
+    r.tid = tid;
+    r.exits = n;
+    auto it = p.threads.find(tid);
+    uint64_t own = it != p.threads.end() ? it->second.SpanNs() : 0;
+    r.vcpu = it != p.threads.end() ? it->second.vcpu : -1;
+    r.own_span = own >= kMinRateSpanNs;
+    r.span_ns = r.own_span ? own : p.SpanNs();
+    r.per_s = r.span_ns ? n / (r.span_ns / 1e9) : 0;
+    if (best.tid < 0 || r.per_s > best.per_s) {
+      size_t threads = best.threads;
+      best = r;
+      best.threads = threads;
+    }
+  }
+  return best;
+}
+
+std::string DescribeRate(const ThreadRate& r) {
+  if (r.tid < 0) return "none";
+  std::string who = r.vcpu >= 0 ? fmt::format("thread {} (vCPU {})", r.tid, r.vcpu) : fmt::format("thread {}", r.tid);
+  return fmt::format("{:.1f} /s on the busiest vCPU thread, {}: {} exits over {} {}; {} thread{} with these exits",
+                     r.per_s, who, r.exits, r.own_span ? "its active span" : "the trace's span",
+                     FormatNs(r.span_ns), r.threads, r.threads == 1 ? "" : "s");
 }
 
 std::string FormatNs(uint64_t ns) {
@@ -59,11 +135,13 @@ std::string FormatNs(uint64_t ns) {
 
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
-uint64_t MedianDurNs(const MatchedExits& m) {
-  if (m.empty()) return 0;
+uint64_t MedianHandlingNs(const MatchedExits& m) {
   std::vector<uint64_t> v;
   v.reserve(m.size());
-  for (const AdvisedExit* e : m) v.push_back(e->dur_ns);
+  for (const AdvisedExit* e : m) {
+    if (e->timed) v.push_back(e->handling_ns);
+  }
+  if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
@@ -95,17 +173,36 @@ std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, ui
   return bursts;
 }
 
-Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, std::span<const Rule> rules) {
+Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
+                  std::span<const Rule> rules) {
   Advice a;
   a.exits = profile.exits.size();
+  a.timed_exits = profile.timed_exits;
   a.exit_time_ns = profile.total_exit_ns;
+  a.blocked_ns = profile.blocked_ns;
   a.span_ns = profile.SpanNs();
-  a.vmm_known = profile.Has(EventKind::kUserspaceExit);
+  a.partial = profile.partial;
+  a.partial_counters = profile.partial_counters;
+  a.vmm_known = profile.VmmTripsRecorded();
+  a.vmm_inferred = profile.VmmTripsInferred();
   a.symbols = symbols.Describe();
+  std::set<Isa> isas;
   for (const AdvisedExit& e : profile.exits) {
+    if (e.isa != Isa::kUnknown) isas.insert(e.isa);
     if (e.userspace) {
       ++a.vmm_exits;
-      a.vmm_time_ns += e.dur_ns;
+      a.vmm_time_ns += e.handling_ns;
+    }
+  }
+  if (bench) {
+    a.bench = bench->Describe();
+    Isa host = bench->HostIsa();
+    if (bench->emulated) {
+      a.bench_warning = "the bench ran without VMX/SVM (emulated guest): its round trips are emulator costs";
+    } else if (host != Isa::kUnknown && !isas.empty() && !isas.count(host)) {
+      auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : "an AMD SVM"; };
+      a.bench_warning = fmt::format("the bench ran on {} host ({}), the trace on {} one: the prices come from "
+                                    "another machine", name(host), bench->vendor, name(*isas.begin()));
     }
   }
   std::map<ExitClass, Advice::ClassShare> classes;
@@ -113,7 +210,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
     auto& c = classes[e.exit_class];
     c.exit_class = e.exit_class;
     ++c.exits;
-    c.time_ns += e.dur_ns;
+    c.time_ns += e.handling_ns;
   }
   for (const auto& [k, c] : classes) a.classes.push_back(c);
   std::stable_sort(a.classes.begin(), a.classes.end(),
@@ -124,7 +221,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
     for (const AdvisedExit& e : profile.exits) {
       if (r.match(e, profile)) m.push_back(&e);
     }
-    uint64_t t = SumDurNs(m);
+    uint64_t t = SumHandlingNs(m);
     if (m.size() < r.min_exits) {
       a.not_flagged.push_back({std::string(r.id), m.empty() ? "no matching exits"
                                                             : fmt::format("only {} matching exits (needs {})",
@@ -148,21 +245,39 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, st
     }
     Finding f;
     f.id = r.id;
-    f.title = r.title;
+    f.title = pr.title.empty() ? std::string(r.title) : pr.title;
     f.fix = r.fix;
+    f.removes = pr.removes.value_or(r.removes);
     f.exits = m.size();
+    f.timed_exits = TimedCount(m);
     f.time_ns = t;
     f.share = t / total;
     f.count_share = count_share;
-    f.pricing = std::move(pr);
-    f.saving_share = f.pricing.saving_ns / total;
     f.evidence = r.evidence(m, profile);
+    if (bench && r.bench_price) {
+      Pricing bp = r.bench_price(m, profile, *bench);
+      if (pr.source == PriceSource::kNone && bp.source == PriceSource::kBench) {
+        bp.how += fmt::format(" (the trace could not price it: {})", pr.how);
+        pr = std::move(bp);
+      } else if (bp.source == PriceSource::kBench) {
+        f.evidence.push_back({"priced from the bench instead", fmt::format("{}: {}", FormatNs(bp.saving_ns), bp.how)});
+      }
+    }
+    if (profile.partial) {
+      pr.confidence = Lower(pr.confidence);
+      pr.how += "; confidence lowered a step: the trace is PARTIAL";
+    }
+    f.pricing = std::move(pr);
+    bool priced = f.pricing.source != PriceSource::kNone;
+    f.saving_share = priced && profile.total_exit_ns ? f.pricing.saving_ns / total : 0;
+    f.minor = priced && profile.total_exit_ns && f.saving_share < kMinRankedSavingShare;
     f.rips = TopRips(m, symbols);
     a.findings.push_back(std::move(f));
   }
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
-    return x.pricing.saving_ns != y.pricing.saving_ns ? x.pricing.saving_ns > y.pricing.saving_ns
-                                                      : x.time_ns > y.time_ns;
+    if (RankGroup(x) != RankGroup(y)) return RankGroup(x) < RankGroup(y);
+    if (x.pricing.saving_ns != y.pricing.saving_ns) return x.pricing.saving_ns > y.pricing.saving_ns;
+    return x.time_ns != y.time_ns ? x.time_ns > y.time_ns : x.exits > y.exits;
   });
   return a;
 }

@@ -1,17 +1,22 @@
-// The advisor: a table of rules, each recognising one known exit-cost pattern in an ExitProfile and
-// pricing its fix from the trace's own measured exit times. In: ExitProfile (+ optional guest
-// symbols for RIP evidence). Out: Findings, biggest saving first, and for every rule not flagged the
-// reason why (so a clean trace says what was checked). Adding a rule = one Rule entry in
-// advise_rules.cc with its match/price/evidence functions and thresholds as named constants.
+// The advisor: a table of rules, each recognising one known exit-cost pattern in an ExitProfile (by
+// counts and per-thread rates, so an untimed kvm_exit-only capture is advised on too) and pricing its
+// fix by what the fix removes — the exit, the trip to the VMM, or part of the handling — from the
+// trace's own handling times, or from this host's bench round trips when the trace has none.
+// In: ExitProfile (+ optional guest symbols for RIP evidence, optional BenchCosts). Out: Findings,
+// biggest saving first (a saving under kMinRankedSavingShare is never ranked first), and for every rule
+// not flagged the reason why. Adding a rule = one Rule entry in advise_rules.cc with its
+// match/price/evidence functions and thresholds as named constants.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "advise/bench_costs.h"
 #include "advise/exit_collector.h"
 #include "symbols/guest_symbolizer.h"
 
@@ -30,24 +35,41 @@ struct RipEvidence {
   std::string symbol;   // func+0xoff, or hex
   std::string space;    // "kernel" / "user"
   uint64_t exits = 0;
+  uint64_t timed_exits = 0;  // time_ns is theirs; none timed: time unknown
   uint64_t time_ns = 0;
 };
 
+// What a fix takes away, which decides its price: an avoided exit costs its whole handling; a fix
+// that keeps the exit but ends the trip to the VMM saves the VMM's part; one that keeps the exit on
+// a faster path saves the difference.
+enum class Removes : uint8_t { kExit, kVmmTrip, kHandling };
+std::string_view RemovesName(Removes r);  // for humans: "the exit", …
+std::string_view RemovesId(Removes r);    // for JSON: "exit", "vmm_trip", "handling"
+
+enum class PriceSource : uint8_t { kTrace, kBench, kNone };  // kNone: unpriced, `how` says why
+
 struct Pricing {
-  uint64_t saving_ns = 0;   // exit time the fix would remove, from measured exits
+  uint64_t saving_ns = 0;   // handling time the fix would remove
+  PriceSource source = PriceSource::kTrace;
   std::string how;          // one line: how saving_ns was computed
   Confidence confidence = Confidence::kMedium;
   bool flagged = true;      // a rule may decline after looking closer (e.g. bursts of one)
   std::string why_not;      // when !flagged
+  std::string title;        // replaces the rule's title when the trace cannot confirm its premise
+  std::optional<Removes> removes;  // replaces the rule's when this trace's saving comes from elsewhere
 };
 
 struct Finding {
   std::string id, title, fix;
-  uint64_t exits = 0, time_ns = 0;   // matched exits and their handling time
+  Removes removes = Removes::kExit;
+  uint64_t exits = 0, time_ns = 0;   // matched exits (timed or not) and their handling time
+  uint64_t timed_exits = 0;
   double share = 0;                  // of all exit time
   double count_share = 0;            // of all exits
   Pricing pricing;
-  double saving_share = 0;           // saving_ns / all exit time
+  double saving_share = 0;           // saving_ns / all exit time (0 when either is unknown)
+  // Priced, but saving under kMinRankedSavingShare of exit time: listed after the ranked findings.
+  bool minor = false;
   std::vector<EvidenceItem> evidence;
   std::vector<RipEvidence> rips;     // top guest RIPs of the matched exits
 };
@@ -66,8 +88,12 @@ struct Rule {
   bool (*match)(const AdvisedExit& e, const ExitProfile& p);
   uint64_t min_exits;   // fewer matched exits: not a pattern worth a line
   double min_share;     // of total exit time; below it (and below kMinCountShare of exits) not worth doing
+  Removes removes;      // what the fix takes away
+  // From the trace's own times; source kNone when they cannot price it (no timed exits, …).
   Pricing (*price)(const MatchedExits& m, const ExitProfile& p);
   std::vector<EvidenceItem> (*evidence)(const MatchedExits& m, const ExitProfile& p);
+  // From the bench's round trips (source kBench), or nullptr when no bench test measures this fix.
+  Pricing (*bench_price)(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b);
 };
 
 std::span<const Rule> AdviseRules();
@@ -75,11 +101,20 @@ std::span<const Rule> AdviseRules();
 // A pattern that makes this share of all exits is worth naming even when each exit is cheap (exit time
 // is dominated by halted vCPUs, so frequent cheap exits would never reach a time threshold).
 inline constexpr double kMinCountShare = 0.05;
+// A finding saving less than this share of exit time is never ranked first (issue 12): it is listed
+// as minor, after the findings that are worth doing and those that could not be priced.
+inline constexpr double kMinRankedSavingShare = 0.005;
 
 struct Advice {
   uint64_t exits = 0, exit_time_ns = 0, span_ns = 0;
+  uint64_t timed_exits = 0, blocked_ns = 0;
+  bool partial = false;                     // confidence of every finding lowered a step
+  std::vector<std::string> partial_counters;
+  std::string bench;                        // BenchCosts::Describe() when --bench was given
+  std::string bench_warning;                // the bench ran on another kind of host
   uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
-  bool vmm_known = false;                   // the trace had kvm_userspace_exit events
+  bool vmm_known = false;                   // ExitProfile::VmmTripsRecorded
+  bool vmm_inferred = false;                // … from KVM's other detail events, none of them a trip
   struct ClassShare {
     ExitClass exit_class;
     uint64_t exits = 0, time_ns = 0;
@@ -90,14 +125,29 @@ struct Advice {
   std::string symbols;                      // GuestSymbolizer::Describe()
 };
 
-Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols,
+Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench = nullptr,
                   std::span<const Rule> rules = AdviseRules());
 
-// Shared helpers for rule functions.
-uint64_t SumDurNs(const MatchedExits& m);
+// Shared helpers for rule functions. Costs are handling times of timed exits (blocked time excluded).
+uint64_t SumHandlingNs(const MatchedExits& m);
+uint64_t TimedCount(const MatchedExits& m);
 std::string FormatNs(uint64_t ns);            // "1.23 ms", "850 ns"
 std::string FormatPercent(double fraction);   // "12.3 %"
-uint64_t MedianDurNs(const MatchedExits& m);
+uint64_t MedianHandlingNs(const MatchedExits& m);  // of the timed ones; 0 when none is timed
+Pricing Unpriced(std::string why);
+
+// The busiest host vCPU thread among the matched exits: its exit rate over its own active span (first
+// to last exit of any reason), or over the trace's span when the thread's is too short to rate.
+struct ThreadRate {
+  int32_t tid = -1, vcpu = -1;
+  uint64_t exits = 0;
+  double per_s = 0;
+  uint64_t span_ns = 0;
+  bool own_span = true;  // false: the trace's span was used
+  size_t threads = 0;    // threads with matched exits
+};
+ThreadRate BusiestThread(const MatchedExits& m, const ExitProfile& p);
+std::string DescribeRate(const ThreadRate& r);
 // Splits a thread's matched exits into back-to-back bursts: an exit joins the burst when it starts
 // within gap_ns of the previous one's end and no other exit of that thread came between.
 std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, uint64_t gap_ns);

@@ -10,19 +10,20 @@ constexpr uint32_t kKvmTraceMmioWrite = 2;
 
 }  // namespace
 
-void ExitCollector::Add(const KvmEvent& e) {
+void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   profile_.has_event[static_cast<int>(e.kind)] = true;
   if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
   if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
   if (e.kind == EventKind::kExit) apic_[e.tid] = ApicAccess{};
   if (e.kind == EventKind::kApic) apic_[e.tid] = ApicAccess{true, e.write, e.aux};
-  pairer_.OnEvent(e);
 }
 
-void ExitCollector::OnExitSample(const ExitSample& s) {
+void ExitCollector::Keep(const ExitSample& s, bool timed) {
   AdvisedExit x;
   x.ts_ns = s.ts_ns;
-  x.dur_ns = s.dur_ns;
+  x.timed = timed;
+  x.dur_ns = timed ? s.dur_ns : 0;
+  x.handling_ns = timed ? s.handling_ns() : 0;
   x.tid = s.tid;
   x.cpu = s.exit_cpu;
   x.vcpu = s.vcpu_id;
@@ -78,12 +79,21 @@ void ExitCollector::OnExitSample(const ExitSample& s) {
       if (x.vcpu < 0) x.vcpu = vcpu;
     }
   }
-  profile_.total_exit_ns += x.dur_ns;
+  if (timed) {
+    ++profile_.timed_exits;
+    profile_.total_exit_ns += x.handling_ns;
+    profile_.blocked_ns += x.dur_ns - x.handling_ns;
+  }
+  ThreadActivity& t = profile_.threads[x.tid];
+  if (t.exits++ == 0 || x.ts_ns < t.first_ts_ns) t.first_ts_ns = x.ts_ns;
+  t.last_ts_ns = std::max(t.last_ts_ns, x.ts_ns + x.dur_ns);
+  if (t.vcpu < 0) t.vcpu = x.vcpu;
   profile_.exits.push_back(x);
 }
 
 ExitProfile ExitCollector::Finish() {
   pairer_.Finish();
+  if (diagnostics_) MarkPartial(*diagnostics_, &profile_);
   for (const auto& [tid, comm] : meta_->comm_by_tid) profile_.vm_names[tid] = comm;
   // Samples arrive at entry time; rules walk exits in the order they happened.
   std::stable_sort(profile_.exits.begin(), profile_.exits.end(),
@@ -91,16 +101,20 @@ ExitProfile ExitCollector::Finish() {
   return std::move(profile_);
 }
 
+void MarkPartial(const Diagnostics& diagnostics, ExitProfile* profile) {
+  profile->partial = diagnostics.HasDataLoss();
+  profile->partial_counters.clear();
+  for (const auto& c : diagnostics.NonZero()) {
+    if (c.severity != Severity::kInfo) profile->partial_counters.push_back(c.name);
+  }
+}
+
 ExitProfile CollectExits(KvmEventSource* source) {
   ExitCollector c(&source->meta(), &source->diagnostics());
-  KvmEvent e;
-  while (true) {
-    LostEvents lost;
-    if (!source->Next(&e, &lost)) break;
-    if (lost.cpu >= 0) c.Lost(lost);
-    c.Add(e);
-  }
-  return c.Finish();
+  DriveOptions drive;
+  drive.tap = &c;
+  DriveExits(*source, &c, &source->diagnostics(), drive);
+  return c.Finish();  // its own pairer saw no event: only the profile is finished
 }
 
 }  // namespace exitscope

@@ -2,7 +2,8 @@
 // index, port, MMIO address, a trip to the VMM, a page fault). Rules read only this, so they can be
 // unit-tested on synthetic exits and fed from any source.
 // In: KvmEvents in time order (any reader), paired by analysis/exit_pairer (the same ExitSamples and
-// diagnostics as `report`). Out: AdvisedExits in exit-time order plus totals.
+// diagnostics as `report`). Out: AdvisedExits in exit-time order plus totals — the untimed exits too
+// (entry lost or never recorded: a kvm_exit-only capture still has counts, rates and RIPs to advise on).
 // Assumption: kvm_exit … kvm_entry on one host thread bracket one exit; the kvm events between them on
 // that thread (kvm_msr, kvm_pio, kvm_mmio, kvm_userspace_exit, kvm_page_fault, kvm_apic) belong to it.
 #pragma once
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "decode/exit_reason_codes.h"
+#include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
@@ -24,7 +26,9 @@ namespace exitscope {
 
 struct AdvisedExit {
   uint64_t ts_ns = 0;        // kvm_exit
-  uint64_t dur_ns = 0;       // kvm_exit → next kvm_entry on the same thread
+  bool timed = true;         // paired with its kvm_entry; untimed exits have dur_ns = handling_ns = 0
+  uint64_t dur_ns = 0;       // kvm_exit → next kvm_entry on the same thread (HLT: the sleep's length)
+  uint64_t handling_ns = 0;  // dur_ns minus the time the vCPU was blocked: what costs and shares use
   int32_t vm = -1;           // VMM process (tgid) when known
   int32_t tid = -1;          // host vCPU thread
   int32_t vcpu = -1;
@@ -48,36 +52,76 @@ struct AdvisedExit {
   uint32_t apic_reg = 0;
 };
 
+// One host vCPU thread's exits, for rates per thread (not diluted over the other vCPUs and VMs).
+struct ThreadActivity {
+  int32_t vcpu = -1;
+  uint64_t exits = 0;
+  uint64_t first_ts_ns = 0, last_ts_ns = 0;  // its first exit, its last exit's end
+  uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
+};
+
 struct ExitProfile {
-  std::vector<AdvisedExit> exits;  // by exit time
-  uint64_t total_exit_ns = 0;
+  std::vector<AdvisedExit> exits;  // by exit time, timed and untimed
+  uint64_t timed_exits = 0;
+  uint64_t total_exit_ns = 0;      // handling time of the timed exits (blocked time excluded)
+  uint64_t blocked_ns = 0;         // time vCPUs were blocked inside exits (HLT/MWAIT waiting for work)
   uint64_t first_ts_ns = 0, last_ts_ns = 0;
+  std::map<int32_t, ThreadActivity> threads;  // host tid → its exits
+  // The diagnostics said data was lost (a data-loss or error counter): counts are lower bounds and
+  // the advisor lowers its confidence. partial_counters names them.
+  bool partial = false;
+  std::vector<std::string> partial_counters;
   // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
   bool has_event[static_cast<int>(EventKind::kCount)] = {};
   std::map<int32_t, std::string> vm_names;  // tgid → comm
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
+  // Whether the trace would show a trip to the VMM: it has kvm_userspace_exit events, or KVM's
+  // detail events that only an all-of-kvm recording (-e kvm, which includes kvm_userspace_exit)
+  // brings along — then no kvm_userspace_exit means no trip. A kvm_exit/kvm_entry-only capture
+  // cannot tell, and the advisor says "unknown".
+  bool VmmTripsRecorded() const {
+    return Has(EventKind::kUserspaceExit) || VmmTripsInferred();
+  }
+  bool VmmTripsInferred() const {
+    return !Has(EventKind::kUserspaceExit) &&
+           (Has(EventKind::kMmio) || Has(EventKind::kFastMmio) || Has(EventKind::kPio) || Has(EventKind::kMsr) ||
+            Has(EventKind::kPageFault) || Has(EventKind::kEmulateInsn));
+  }
 };
 
-class ExitCollector : public ExitSampleSink {
+// Standalone (tests): Add() feeds events through its own pairer. CollectExits runs it on the one
+// pipeline driver instead, as event tap (kvm_apic, which kinds were recorded, the span) and exit sink.
+class ExitCollector : public ExitSampleSink, public KvmEventTap {
  public:
   ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
-      : meta_(meta), pairer_(*meta, diagnostics, this) {}
-  void Add(const KvmEvent& e);
+      : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this) {}
+  void Add(const KvmEvent& e) {
+    OnKvmEvent(e);
+    pairer_.OnEvent(e);
+  }
+  void OnKvmEvent(const KvmEvent& e) override;
   void Lost(const LostEvents& lost) { pairer_.OnLost(lost); }
   ExitProfile Finish();
-  void OnExitSample(const ExitSample& s) override;
+  void OnExitSample(const ExitSample& s) override { Keep(s, true); }
+  void OnUntimedExit(const ExitSample& s) override { Keep(s, false); }
 
  private:
   struct ApicAccess {  // kvm_apic is not one of the pairer's details; kept per thread here
     bool seen = false, write = false;
     uint32_t reg = 0;
   };
+  void Keep(const ExitSample& s, bool timed);
   const TraceMeta* meta_;
+  const Diagnostics* diagnostics_;
   ExitPairer pairer_;
   std::unordered_map<int32_t, ApicAccess> apic_;
   ExitProfile profile_;
 };
+
+// Sets profile->partial from the data-loss / error counters (Diagnostics::HasDataLoss, the rule that
+// makes `report` say PARTIAL and exit 65).
+void MarkPartial(const Diagnostics& diagnostics, ExitProfile* profile);
 
 // Reads a whole source into a profile.
 ExitProfile CollectExits(KvmEventSource* source);
