@@ -24,15 +24,12 @@
 #include "base/byte_reader.h"
 #include "sources/tracedat/decompressor.h"
 #include "sources/tracedat/ring_buffer_page.h"
+#include "sources/tracedat/tracedat_format.h"
 
 namespace exitscope {
 namespace {
 
-// trace-cmd.dat.v7.5.txt: option / section ids used here.
-constexpr uint16_t kOptDone = 0, kOptBuffer = 3, kOptHeaderInfo = 16, kOptFtraceEvents = 17,
-                   kOptEventFormats = 18, kOptKallsyms = 19, kOptPrintk = 20, kOptCmdlines = 21;
-constexpr size_t kSectionHeaderSize = 16;  // u16 id, u16 flags, u32 description id, u64 size
-constexpr uint32_t kPagesPerChunk = 10;    // trace-cmd's own chunk size
+// Option and section ids, header sizes and flags: sources/tracedat/tracedat_format.h.
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "tracedat_scale: %s\n", what.c_str());
@@ -69,7 +66,7 @@ std::vector<uint8_t> SectionBody(const std::vector<uint8_t>& file, uint64_t offs
   r.U32();
   auto body = r.Bytes(r.U64());
   if (!r.ok()) Die("section past the end of the file");
-  if (!(flags & 1)) return {body.begin(), body.end()};
+  if (!(flags & kSectionCompressed)) return {body.begin(), body.end()};
   ByteReader c(body);
   uint32_t csize = c.U32(), usize = c.U32();
   std::vector<uint8_t> out(usize);
@@ -138,7 +135,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   uint16_t flags = r.U16();
   r.U32();
   uint64_t opts_size = r.U64();
-  if (!r.ok() || (flags & 1)) Die("first options section missing or compressed");
+  if (!r.ok() || (flags & kSectionCompressed)) Die("first options section missing or compressed");
   size_t opts_end = r.pos() + opts_size;
   struct Reloc { size_t pos; uint64_t value; };
   std::vector<Reloc> relocs;
@@ -246,9 +243,9 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     size_t csize = ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3);
     Replacement rep{offset, kSectionHeaderSize + size, {}};
     AppendLe(&rep.section, id, 2);
-    AppendLe(&rep.section, 1, 2);
+    AppendLe(&rep.section, kSectionCompressed, 2);
     AppendLe(&rep.section, desc, 4);
-    AppendLe(&rep.section, 8 + csize, 8);
+    AppendLe(&rep.section, kCompressedBlockHeaderSize + csize, 8);
     AppendLe(&rep.section, csize, 4);
     AppendLe(&rep.section, plain.size(), 4);
     rep.section.insert(rep.section.end(), packed.begin(), packed.begin() + csize);
@@ -330,44 +327,44 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   std::fwrite(out.data(), 1, out.size(), f);
   uint64_t pos = out.size();
   std::vector<uint8_t> tail(file.begin() + tail_off, file.end());
-  std::vector<uint8_t> chunk(kPagesPerChunk * page_size), packed(ZSTD_compressBound(chunk.size()));
+  std::vector<uint8_t> chunk(kTraceCmdPagesPerChunk * page_size), packed(ZSTD_compressBound(chunk.size()));
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   for (CpuData& c : cpus) {
     uint64_t pages = c.pages.size() / page_size;
     uint64_t total = pages * opt.repeat;
-    uint32_t chunks = static_cast<uint32_t>((total + kPagesPerChunk - 1) / kPagesPerChunk);
+    uint32_t chunks = static_cast<uint32_t>((total + kTraceCmdPagesPerChunk - 1) / kTraceCmdPagesPerChunk);
     uint64_t start = pos;
     std::vector<uint8_t> hdr;
-    AppendLe(&hdr, chunks, 4);
-    std::fwrite(hdr.data(), 1, 4, f);
-    pos += 4;
+    AppendLe(&hdr, chunks, kChunkCountSize);
+    std::fwrite(hdr.data(), 1, kChunkCountSize, f);
+    pos += kChunkCountSize;
     uint64_t filled = 0;
     for (uint64_t i = 0; i < total; ++i) {
       uint64_t rep = i / pages;
       uint8_t* page = chunk.data() + filled * page_size;
       std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
       if (rep) ShiftPage(page, page_size, layout, rep * shift);
-      if (++filled == kPagesPerChunk || i + 1 == total) {
+      if (++filled == kTraceCmdPagesPerChunk || i + 1 == total) {
         size_t csize = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), chunk.data(),
                                          filled * page_size, 1);
         if (ZSTD_isError(csize)) Die("zstd failed");
         hdr.clear();
         AppendLe(&hdr, csize, 4);
         AppendLe(&hdr, filled * page_size, 4);
-        std::fwrite(hdr.data(), 1, 8, f);
+        std::fwrite(hdr.data(), 1, kCompressedBlockHeaderSize, f);
         std::fwrite(packed.data(), 1, csize, f);
-        pos += 8 + csize;
+        pos += kCompressedBlockHeaderSize + csize;
         filled = 0;
       }
     }
     // trace-cmd 3.1 stores the data size without the leading chunk count.
     PutLe(&tail, c.field_pos, start, 8);
-    PutLe(&tail, c.field_pos + 8, pos - start - 4, 8);
+    PutLe(&tail, c.field_pos + 8, pos - start - kChunkCountSize, 8);
   }
   ZSTD_freeCCtx(cctx);
   // Flyrecord section size, the BUFFER's section offset, and DONE → the moved trailing options.
   uint64_t section_size = pos - (new_section + kSectionHeaderSize);
-  std::fseek(f, static_cast<long>(new_section + 8), SEEK_SET);
+  std::fseek(f, static_cast<long>(new_section + kSectionHeaderSize - 8), SEEK_SET);  // its u64 size
   std::vector<uint8_t> sz;
   AppendLe(&sz, section_size, 8);
   std::fwrite(sz.data(), 1, 8, f);
@@ -377,12 +374,12 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   std::fwrite(done.data(), 1, 8, f);
   std::fseek(f, static_cast<long>(pos), SEEK_SET);
   // The BUFFER option's first field: the flyrecord section offset.
-  for (size_t i = kSectionHeaderSize; i + 6 <= tail.size();) {
+  for (size_t i = kSectionHeaderSize; i + kOptionHeaderSize <= tail.size();) {
     uint16_t id = static_cast<uint16_t>(LoadLe(tail.data() + i, 2));
     uint32_t size = static_cast<uint32_t>(LoadLe(tail.data() + i + 2, 4));
-    if (id == kOptBuffer) PutLe(&tail, i + 6, new_section, 8);
+    if (id == kOptBuffer) PutLe(&tail, i + kOptionHeaderSize, new_section, 8);
     if (id == kOptDone) break;
-    i += 6 + size;
+    i += kOptionHeaderSize + size;
   }
   std::fwrite(tail.data(), 1, tail.size(), f);
   if (std::fclose(f) != 0) Die("write failed");

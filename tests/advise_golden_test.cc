@@ -39,7 +39,7 @@ std::string Trace(const std::string& rel) { return std::string(EXITSCOPE_SHARED_
 // Compares with the golden after replacing the machine-specific trace path.
 void ExpectGolden(const std::string& rel, const std::string& args, const std::string& golden) {
   std::string path = Trace(rel);
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path << ": ../shared/traces is part of every checkout";
   auto r = Advise(args + " " + path);
   std::string out = r.out;
   for (size_t at; (at = out.find(path)) != std::string::npos;) out.replace(at, path.size(), rel);
@@ -78,7 +78,8 @@ const nlohmann::json* FindingById(const nlohmann::json& j, const std::string& id
 }
 
 TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
-  if (!std::filesystem::exists(Trace("hip24-vmx/host-2vcpu-6.5.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("hip24-vmx/host-2vcpu-6.5.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("hip24-vmx/host-2vcpu-6.5.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -103,7 +104,8 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
 }
 
 TEST(AdviseFacts, KvmprobeDoorbellsAndHaltsButNoDrBursts) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/kvmprobe-200.trace.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/kvmprobe-200.trace.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("nested-svm-6.1/kvmprobe-200.trace.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -124,7 +126,8 @@ TEST(AdviseFacts, KvmprobeDoorbellsAndHaltsButNoDrBursts) {
 }
 
 TEST(AdviseFacts, Dual5000DrAccessesAreLazyNotBursts) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/dual-5000/trace.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/dual-5000/trace.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("nested-svm-6.1/dual-5000/trace.dat", &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -161,7 +164,8 @@ std::map<std::string, uint64_t> FindingCounts(const std::string& rel) {
 // One run rendered (trace-cmd report text) or captured twice (dual-5000: trace-cmd and perf at once):
 // every reader must lead the advisor to the same findings over the same exits.
 TEST(AdviseFacts, SameFindingsFromEveryFormatOfOneRun) {
-  if (!std::filesystem::exists(Trace("nested-svm-6.1/dual-5000/perf.data"))) GTEST_SKIP();
+  const std::string trace = Trace("nested-svm-6.1/dual-5000/perf.data");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   auto dat = FindingCounts("nested-svm-6.1/kvmprobe-200.trace.dat");
   EXPECT_EQ(dat, FindingCounts("nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt"));
   EXPECT_EQ(dat, (std::map<std::string, uint64_t>{{"vmm-doorbell", 400}, {"msr", 600}, {"vmm-halt", 200}}));
@@ -182,7 +186,8 @@ std::string EvidenceOf(const nlohmann::json& f, const std::string& name) {
 // the patterns come from counts and rates, their savings are said to be unpriced.
 TEST(AdviseFacts, KvmExitOnlyCaptureGetsFindingsFromCounts) {
   const std::string rel = "hip24-vmx/report-text-vapic.txt";
-  if (!std::filesystem::exists(Trace(rel))) GTEST_SKIP();
+  const std::string trace = Trace(rel);
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson(rel, &rc);
   ASSERT_FALSE(j.is_discarded());
@@ -224,7 +229,8 @@ std::string BenchSample() { return std::string(EXITSCOPE_SAMPLES_DIR) + "/bench-
 
 TEST(AdviseFacts, BenchPricesWhatAnUntimedTraceCannot) {
   const std::string rel = "hip24-vmx/report-text-vapic.txt";
-  if (!std::filesystem::exists(Trace(rel))) GTEST_SKIP();
+  const std::string trace = Trace(rel);
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   auto r = Advise("--json --bench " + BenchSample() + " " + Trace(rel));
   EXPECT_EQ(r.rc, 0);
   auto j = nlohmann::json::parse(r.out, nullptr, false);
@@ -246,7 +252,8 @@ TEST(AdviseFacts, BenchPricesWhatAnUntimedTraceCannot) {
 
 TEST(AdviseFacts, BenchStandsBesideATimedTracesOwnPrices) {
   const std::string rel = "nested-svm-6.1/kvmprobe-200.trace.dat";
-  if (!std::filesystem::exists(Trace(rel))) GTEST_SKIP();
+  const std::string trace = Trace(rel);
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto plain = AdviseJson(rel, &rc);
   auto r = Advise("--json --bench " + BenchSample() + " " + Trace(rel));
@@ -267,7 +274,8 @@ TEST(AdviseFacts, BenchStandsBesideATimedTracesOwnPrices) {
 // Rates per vCPU thread, over that thread's own active span: the timer writes all come from one thread
 // of three (8251 in 117.80 s = 70.0 /s), not 8251 / 117.87 s / 3 threads = 23.3 /s "per vCPU".
 TEST(AdviseFacts, Hip24RatesArePerThreadAndNameTheBusiestThread) {
-  if (!std::filesystem::exists(Trace("hip24-vmx/host-2vcpu-6.5.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("hip24-vmx/host-2vcpu-6.5.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("hip24-vmx/host-2vcpu-6.5.dat", &rc);
   const auto* timer = FindingById(j, "timer");
@@ -285,7 +293,8 @@ TEST(AdviseFacts, Hip24RatesArePerThreadAndNameTheBusiestThread) {
 // TMICT writes keep exiting in TSC-deadline mode (WRMSR TSC_DEADLINE exits, on KVM's fast path): the
 // timer fix saves part of each exit's handling, never every exit × its median.
 TEST(AdviseFacts, Hip24TimerSavingKeepsTheExit) {
-  if (!std::filesystem::exists(Trace("hip24-vmx/host-1vcpu-6.5.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("hip24-vmx/host-1vcpu-6.5.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc;
   auto j = AdviseJson("hip24-vmx/host-1vcpu-6.5.dat", &rc);
   const auto* timer = FindingById(j, "timer");
@@ -302,7 +311,8 @@ TEST(AdviseFacts, Hip24TimerSavingKeepsTheExit) {
 // Ranking: a saving under 0.5 % of exit time is never first; on a PARTIAL trace every confidence is
 // a step lower than the same rule gives on a whole one.
 TEST(AdviseFacts, Hip24RankingAndPartialConfidence) {
-  if (!std::filesystem::exists(Trace("hip24-vmx/host-1vcpu-6.5.dat"))) GTEST_SKIP();
+  const std::string trace = Trace("hip24-vmx/host-1vcpu-6.5.dat");
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace;
   int rc2, rc1;
   auto two = AdviseJson("hip24-vmx/host-2vcpu-6.5.dat", &rc2);
   auto one = AdviseJson("hip24-vmx/host-1vcpu-6.5.dat", &rc1);

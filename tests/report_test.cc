@@ -69,7 +69,7 @@ TEST(ReportTest, TextAndJsonOnSyntheticVmxEvents) {
   std::string text = RenderTextReport(r);
   EXPECT_NE(text.find("HLT"), std::string::npos);
   EXPECT_NE(text.find("5.000us"), std::string::npos);
-  EXPECT_NE(text.find("TSC_DEADLINE"), std::string::npos);
+  EXPECT_NE(text.find("IA32_TSC_DEADLINE"), std::string::npos);
 
   auto j = nlohmann::json::parse(RenderJsonReport(r));
   EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
@@ -79,7 +79,7 @@ TEST(ReportTest, TextAndJsonOnSyntheticVmxEvents) {
   EXPECT_EQ(j["groups"][0]["reasons"][1]["reason"], "MSR_WRITE");
   EXPECT_EQ(j["groups"][0]["reasons"][1]["total_ns"], 10000);
   EXPECT_EQ(j["details"][0]["kind"], "msr");
-  EXPECT_EQ(j["details"][0]["name"], "TSC_DEADLINE");
+  EXPECT_EQ(j["details"][0]["name"], "IA32_TSC_DEADLINE");
   EXPECT_EQ(j["details"][0]["access"], "write");
   EXPECT_EQ(j["details"][0]["count"], 10);
   EXPECT_TRUE(j["diagnostics"].is_array());

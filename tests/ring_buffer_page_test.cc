@@ -8,27 +8,14 @@
 #include <sstream>
 
 #include "sources/tracedat/ring_buffer_page.h"
+#include "xxd.h"
 
 namespace exitscope {
 namespace {
 
 const std::string kPages = std::string(EXITSCOPE_TESTDATA_DIR) + "/pages/";
 
-// Parses `xxd` output back to bytes.
-std::vector<uint8_t> FromXxd(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<uint8_t> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::string hex = line.substr(line.find(':') + 2, 39);
-    for (size_t i = 0; i + 1 < hex.size(); ++i) {
-      if (hex[i] == ' ' || hex[i + 1] == ' ') continue;
-      out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-      ++i;
-    }
-  }
-  return out;
-}
+using testing::FromXxd;
 
 std::map<uint16_t, std::string> EventNamesById() {
   std::map<uint16_t, std::string> names;

@@ -149,29 +149,5 @@ TEST(TextReader, TruncatedPerfDataIsARefusalWithHintNotACrash) {
   EXPECT_TRUE((*d)->diagnostics().HasDataLoss());
 }
 
-TEST(TextLineParser, Dialects) {
-  TextLine l;
-  ASSERT_TRUE(ParseTextLine("  my vm-thread-506 (  500) [011] d..1.  14.789538: kvm_entry: vcpu 1, rip 0x10", &l));
-  EXPECT_EQ(l.comm, "my vm-thread");
-  EXPECT_EQ(l.tid, 506);
-  EXPECT_EQ(l.cpu, 11);
-  EXPECT_EQ(l.ts_ns, 14789538000u);
-  EXPECT_EQ(l.dialect, TextDialect::kKernelTrace);
-  EXPECT_EQ(l.body, "vcpu 1, rip 0x10");
-  ASSERT_TRUE(ParseTextLine(" CPU 0/KVM  7001/7003 [002]  5.000000001:  kvm:kvm_exit: vcpu 0 reason HLT", &l));
-  EXPECT_EQ(l.comm, "CPU 0/KVM");
-  EXPECT_EQ(l.tid, 7003);
-  EXPECT_EQ(l.ts_ns, 5000000001u);
-  EXPECT_EQ(l.system, "kvm");
-  EXPECT_EQ(l.dialect, TextDialect::kPerfScript);
-  EXPECT_FALSE(ParseTextLine("cpus=2", &l));
-  EXPECT_FALSE(ParseTextLine("kvmprobe-506 [001] notatime: kvm_exit: x", &l));
-  int32_t cpu;
-  uint64_t count;
-  ASSERT_TRUE(ParseLostLine("CPU:3 [LOST 1234 EVENTS]", &cpu, &count));
-  EXPECT_EQ(cpu, 3);
-  EXPECT_EQ(count, 1234u);
-}
-
 }  // namespace
 }  // namespace exitscope

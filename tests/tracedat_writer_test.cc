@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sinks/tracedat_writer.h"
+#include "sources/tracedat/tracedat_format.h"
 #include "model/event_source.h"
 #include "test_util.h"
 #include "pipeline/input_detector.h"

@@ -191,7 +191,7 @@ std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& 
                                                                "this; record kvm_msr to name the MSR", after, hlts)});
   }
   ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
-                  if (e.has_msr) return MsrName(e.msr);
+                  if (e.has_msr) return MsrLabel(e.msr);
                   if (e.exit_class == ExitClass::kApicWrite) return fmt::format("APIC {:#x}", ApicWriteOffset(e));
                   if (e.exit_class == ExitClass::kRdpmc) return std::string("RDPMC");
                   // Matched by its kvm_apic event (an APIC_ACCESS, an emulated MMIO or any other

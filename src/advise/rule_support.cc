@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "decode/msr_names.h"
+
 namespace exitscope::rules {
 
 bool IsMsrExit(const AdvisedExit& e) {
@@ -18,17 +20,10 @@ bool IsPmuMsr(uint32_t msr) {
          (msr >= 0x38d && msr <= 0x391) || (msr >= 0x4c1 && msr <= 0x4c8) ||
          (msr >= 0xc0010000 && msr <= 0xc0010007) || (msr >= 0xc0010200 && msr <= 0xc001020b);
 }
-std::string MsrName(uint32_t msr) {
-  static const std::map<uint32_t, std::string_view> kNames = {
-      {0x10, "IA32_TSC"}, {0x1b, "IA32_APICBASE"}, {0x3a, "IA32_FEATURE_CONTROL"}, {0x48, "IA32_SPEC_CTRL"},
-      {0x49, "IA32_PRED_CMD"}, {0x8b, "IA32_BIOS_SIGN_ID"}, {0xe7, "IA32_MPERF"}, {0xe8, "IA32_APERF"},
-      {0x1a0, "IA32_MISC_ENABLE"}, {0x6e0, "IA32_TSC_DEADLINE"}, {0x80b, "X2APIC_EOI"},
-      {0x830, "X2APIC_ICR"}, {0x838, "X2APIC_TMICT"}, {0xc0000080, "EFER"}, {0xc0000100, "FS_BASE"},
-      {0xc0000101, "GS_BASE"}, {0xc0000102, "KERNEL_GS_BASE"}, {0xc0000103, "TSC_AUX"},
-      {0x4b564d00, "KVM_WALL_CLOCK_NEW"}, {0x4b564d01, "KVM_SYSTEM_TIME_NEW"}, {0x4b564d02, "KVM_ASYNC_PF_EN"},
-      {0x4b564d03, "KVM_STEAL_TIME"}, {0x4b564d04, "KVM_PV_EOI_EN"}, {0x4b564d05, "KVM_POLL_CONTROL"}};
-  auto it = kNames.find(msr);
-  if (it != kNames.end()) return fmt::format("{} ({:#x})", it->second, msr);
+// The name from the one MSR table (decode/msr_names.h, msr-index.h's spelling), with the index.
+std::string MsrLabel(uint32_t msr) {
+  std::string name = exitscope::MsrName(msr);
+  if (!name.empty()) return fmt::format("{} ({:#x})", name, msr);
   if (IsPmuMsr(msr)) return fmt::format("PMU {:#x}", msr);
   return fmt::format("{:#x}", msr);
 }

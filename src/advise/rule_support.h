@@ -40,7 +40,7 @@ inline constexpr const char* kNoTimes = "no exit times (kvm_entry not recorded o
 bool IsMsrExit(const AdvisedExit& e);
 // msr-index.h performance-counter MSRs (Intel and AMD).
 bool IsPmuMsr(uint32_t msr);
-std::string MsrName(uint32_t msr);  // "IA32_TSC_DEADLINE (0x6e0)", "PMU 0xc1", "0x1234"
+std::string MsrLabel(uint32_t msr);  // "IA32_TSC_DEADLINE (0x6e0)", "PMU 0xc1", "0x1234"
 
 uint64_t MedianNs(std::vector<uint64_t> v);
 uint64_t QuantileNs(std::vector<uint64_t> v, double q);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
 #include "decode/msr_names.h"
 
@@ -84,8 +85,8 @@ bool ExitAggregator::Accept(const ExitSample& s) const {
   if (options_.reason) {
     const auto& want = s.isa == Isa::kVmx ? reason_vmx_ : reason_svm_;
     if (!want) return false;
-    uint32_t got = s.isa == Isa::kVmx ? (s.reason & 0xffff) : s.reason;
-    uint32_t w = s.isa == Isa::kVmx ? (*want & 0xffff) : *want;
+    uint32_t got = s.isa == Isa::kVmx ? (s.reason & kVmxBasicReasonMask) : s.reason;
+    uint32_t w = s.isa == Isa::kVmx ? (*want & kVmxBasicReasonMask) : *want;
     if (got != w) return false;
   }
   if (options_.from_s || options_.to_s) {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <span>
 
+#include "decode/exit_reason_codes.h"
+
 namespace exitscope {
 namespace {
 
@@ -41,7 +43,6 @@ constexpr ReasonName kVmxReasons[] = {
 };
 
 // VMX_EXIT_REASON_FLAGS (vmx.h): only FAILED_VMENTRY is named; other high bits print as hex.
-constexpr uint32_t kVmxBasicMask = 0xffff;
 constexpr uint32_t kVmxFailedVmentry = 0x80000000;  // VMX_EXIT_REASONS_FAILED_VMENTRY
 
 // arch/x86/include/uapi/asm/svm.h SVM_EXIT_REASONS (6.1 print fmt of kvm_exit, plus buslock 0x0a5 and
@@ -174,10 +175,10 @@ std::optional<uint32_t> MatchOne(Isa isa, std::string_view name) {
 
 std::string ExitReasonName(Isa isa, uint32_t exit_reason) {
   if (isa == Isa::kVmx) {
-    uint32_t basic = exit_reason & kVmxBasicMask;
+    uint32_t basic = exit_reason & kVmxBasicReasonMask;
     const ReasonName* r = Find(kVmxReasons, basic);
     std::string out = r ? std::string(r->name) : Unknown(basic);
-    uint32_t flags = exit_reason & ~kVmxBasicMask;
+    uint32_t flags = exit_reason & ~kVmxBasicReasonMask;
     if (flags & kVmxFailedVmentry) out += " FAILED_VMENTRY";
     if (uint32_t rest = flags & ~kVmxFailedVmentry) {
       char buf[24];

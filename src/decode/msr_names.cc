@@ -10,45 +10,73 @@ struct Named {
   std::string_view name;
 };
 
-// arch/x86/include/asm/msr-index.h (Intel SDM vol. 4 / AMD APM vol. 2 numbers).
+// The one MSR table (the report's MSR rows, advise's evidence). A name is the kernel's macro without
+// its MSR_ prefix: arch/x86/include/asm/msr-index.h (MSR_IA32_TSC -> "IA32_TSC"), arch/x86/include/
+// asm/perf_event.h for the architectural PMU, arch/x86/include/uapi/asm/kvm_para.h for KVM's own.
 constexpr Named kMsrs[] = {
-    {0x00000010, "TSC"},
-    {0x0000001b, "APIC_BASE"},
-    {0x0000003a, "FEATURE_CONTROL"},
-    {0x0000003b, "TSC_ADJUST"},
-    {0x00000048, "SPEC_CTRL"},
-    {0x00000049, "PRED_CMD"},
-    {0x00000079, "UCODE_WRITE"},
-    {0x0000008b, "UCODE_REV"},
-    {0x000000e7, "MPERF"},
-    {0x000000e8, "APERF"},
+    {0x00000010, "IA32_TSC"},
+    {0x0000001b, "IA32_APICBASE"},
+    {0x0000003a, "IA32_FEAT_CTL"},  // the SDM's IA32_FEATURE_CONTROL
+    {0x0000003b, "IA32_TSC_ADJUST"},
+    {0x00000048, "IA32_SPEC_CTRL"},
+    {0x00000049, "IA32_PRED_CMD"},
+    {0x00000079, "IA32_UCODE_WRITE"},
+    {0x0000008b, "IA32_UCODE_REV"},  // the SDM's IA32_BIOS_SIGN_ID
+    {0x000000e7, "IA32_MPERF"},
+    {0x000000e8, "IA32_APERF"},
     {0x000000fe, "MTRRcap"},
-    {0x0000010a, "ARCH_CAPABILITIES"},
-    {0x0000010b, "FLUSH_CMD"},
-    {0x00000122, "TSX_CTRL"},
-    {0x00000174, "SYSENTER_CS"},
-    {0x00000175, "SYSENTER_ESP"},
-    {0x00000176, "SYSENTER_EIP"},
-    {0x00000179, "MCG_CAP"},
-    {0x0000017a, "MCG_STATUS"},
-    {0x00000198, "PERF_STATUS"},
-    {0x00000199, "PERF_CTL"},
-    {0x000001a0, "MISC_ENABLE"},
-    {0x000001d9, "DEBUGCTL"},
-    {0x00000250, "MTRR_FIX64K_00000"},
-    {0x00000258, "MTRR_FIX16K_80000"},
-    {0x00000259, "MTRR_FIX16K_A0000"},
-    {0x00000277, "PAT"},
-    {0x000002ff, "MTRR_DEF_TYPE"},
-    {0x00000345, "PERF_CAPABILITIES"},
-    {0x0000038d, "FIXED_CTR_CTRL"},
-    {0x0000038e, "PERF_GLOBAL_STATUS"},
-    {0x0000038f, "PERF_GLOBAL_CTRL"},
-    {0x00000390, "PERF_GLOBAL_OVF_CTRL"},
-    {0x000003f1, "PEBS_ENABLE"},
-    {0x00000480, "VMX_BASIC"},
-    {0x000006e0, "TSC_DEADLINE"},
-    {0x00000da0, "XSS"},
+    {0x0000010a, "IA32_ARCH_CAPABILITIES"},
+    {0x0000010b, "IA32_FLUSH_CMD"},
+    {0x00000122, "IA32_TSX_CTRL"},
+    {0x00000174, "IA32_SYSENTER_CS"},
+    {0x00000175, "IA32_SYSENTER_ESP"},
+    {0x00000176, "IA32_SYSENTER_EIP"},
+    {0x00000179, "IA32_MCG_CAP"},
+    {0x0000017a, "IA32_MCG_STATUS"},
+    {0x00000198, "IA32_PERF_STATUS"},
+    {0x00000199, "IA32_PERF_CTL"},
+    {0x000001a0, "IA32_MISC_ENABLE"},
+    {0x000001d9, "IA32_DEBUGCTLMSR"},
+    {0x00000250, "MTRRfix64K_00000"},
+    {0x00000258, "MTRRfix16K_80000"},
+    {0x00000259, "MTRRfix16K_A0000"},
+    {0x00000268, "MTRRfix4K_C0000"},
+    {0x00000269, "MTRRfix4K_C8000"},
+    {0x0000026a, "MTRRfix4K_D0000"},
+    {0x0000026b, "MTRRfix4K_D8000"},
+    {0x0000026c, "MTRRfix4K_E0000"},
+    {0x0000026d, "MTRRfix4K_E8000"},
+    {0x0000026e, "MTRRfix4K_F0000"},
+    {0x0000026f, "MTRRfix4K_F8000"},
+    {0x00000277, "IA32_CR_PAT"},
+    {0x000002ff, "MTRRdefType"},
+    {0x00000345, "IA32_PERF_CAPABILITIES"},
+    {0x0000038d, "CORE_PERF_FIXED_CTR_CTRL"},
+    {0x0000038e, "CORE_PERF_GLOBAL_STATUS"},
+    {0x0000038f, "CORE_PERF_GLOBAL_CTRL"},
+    {0x00000390, "CORE_PERF_GLOBAL_OVF_CTRL"},
+    {0x000003f1, "IA32_PEBS_ENABLE"},
+    {0x00000480, "IA32_VMX_BASIC"},
+    {0x00000481, "IA32_VMX_PINBASED_CTLS"},
+    {0x00000482, "IA32_VMX_PROCBASED_CTLS"},
+    {0x00000483, "IA32_VMX_EXIT_CTLS"},
+    {0x00000484, "IA32_VMX_ENTRY_CTLS"},
+    {0x00000485, "IA32_VMX_MISC"},
+    {0x00000486, "IA32_VMX_CR0_FIXED0"},
+    {0x00000487, "IA32_VMX_CR0_FIXED1"},
+    {0x00000488, "IA32_VMX_CR4_FIXED0"},
+    {0x00000489, "IA32_VMX_CR4_FIXED1"},
+    {0x0000048a, "IA32_VMX_VMCS_ENUM"},
+    {0x0000048b, "IA32_VMX_PROCBASED_CTLS2"},
+    {0x0000048c, "IA32_VMX_EPT_VPID_CAP"},
+    {0x0000048d, "IA32_VMX_TRUE_PINBASED_CTLS"},
+    {0x0000048e, "IA32_VMX_TRUE_PROCBASED_CTLS"},
+    {0x0000048f, "IA32_VMX_TRUE_EXIT_CTLS"},
+    {0x00000490, "IA32_VMX_TRUE_ENTRY_CTLS"},
+    {0x00000491, "IA32_VMX_VMFUNC"},
+    {0x00000492, "IA32_VMX_PROCBASED_CTLS3"},
+    {0x000006e0, "IA32_TSC_DEADLINE"},
+    {0x00000da0, "IA32_XSS"},
     // KVM paravirtual MSRs (arch/x86/include/uapi/asm/kvm_para.h).
     {0x00000011, "KVM_WALL_CLOCK"},
     {0x00000012, "KVM_SYSTEM_TIME"},
@@ -61,7 +89,7 @@ constexpr Named kMsrs[] = {
     {0x4b564d06, "KVM_ASYNC_PF_INT"},
     {0x4b564d07, "KVM_ASYNC_PF_ACK"},
     {0x4b564d08, "KVM_MIGRATION_CONTROL"},
-    // Hyper-V synthetic MSRs (arch/x86/include/asm/hyperv-tlfs.h).
+    // Hyper-V synthetic MSRs (arch/x86/include/asm/hyperv-tlfs.h HV_X64_MSR_*, "X64_MSR_" left out).
     {0x40000000, "HV_GUEST_OS_ID"},
     {0x40000001, "HV_HYPERCALL"},
     {0x40000002, "HV_VP_INDEX"},
@@ -80,61 +108,64 @@ constexpr Named kMsrs[] = {
     {0x40000082, "HV_SIEFP"},
     {0x40000083, "HV_SIMP"},
     {0x40000084, "HV_EOM"},
-    // AMD64 / long mode.
+    // x86-64 and AMD (msr-index.h).
     {0xc0000080, "EFER"},
     {0xc0000081, "STAR"},
     {0xc0000082, "LSTAR"},
     {0xc0000083, "CSTAR"},
-    {0xc0000084, "SFMASK"},
+    {0xc0000084, "SYSCALL_MASK"},
     {0xc0000100, "FS_BASE"},
     {0xc0000101, "GS_BASE"},
     {0xc0000102, "KERNEL_GS_BASE"},
     {0xc0000103, "TSC_AUX"},
-    {0xc0000300, "AMD_PERF_GLOBAL_STATUS"},
-    {0xc0000301, "AMD_PERF_GLOBAL_CTL"},
-    {0xc0000302, "AMD_PERF_GLOBAL_STATUS_CLR"},
-    {0xc0010010, "AMD_SYSCFG"},
-    {0xc0010015, "AMD_HWCR"},
-    {0xc0010114, "AMD_VM_CR"},
-    {0xc0010117, "AMD_VM_HSAVE_PA"},
-    {0xc0010131, "AMD_SEV_STATUS"},
-    {0xc0011029, "AMD_DE_CFG"},
+    {0xc0000300, "AMD64_PERF_CNTR_GLOBAL_STATUS"},
+    {0xc0000301, "AMD64_PERF_CNTR_GLOBAL_CTL"},
+    {0xc0000302, "AMD64_PERF_CNTR_GLOBAL_STATUS_CLR"},
+    {0xc0010010, "AMD64_SYSCFG"},
+    {0xc0010015, "K7_HWCR"},
+    {0xc0010114, "VM_CR"},
+    {0xc0010117, "VM_HSAVE_PA"},
+    {0xc0010131, "AMD64_SEV"},
+    {0xc0011029, "AMD64_DE_CFG"},
 };
 
 // x2APIC registers: MSR 0x800 + (xAPIC MMIO offset >> 4) (Intel SDM vol. 3 "x2APIC Register
-// Address Space").
+// Address Space"), named as arch/x86/include/asm/apicdef.h names the offsets (APIC_TMICT 0x380 ->
+// X2APIC_TMICT).
 constexpr uint32_t kX2ApicBase = 0x800;
 constexpr Named kX2ApicRegs[] = {
-    {0x02, "ID"},         {0x03, "VERSION"},    {0x08, "TPR"},        {0x0a, "PPR"},
-    {0x0b, "EOI"},        {0x0d, "LDR"},        {0x0f, "SVR"},        {0x28, "ESR"},
-    {0x2f, "LVT_CMCI"},   {0x30, "ICR"},        {0x32, "LVT_TIMER"},  {0x33, "LVT_THERMAL"},
-    {0x34, "LVT_PMI"},    {0x35, "LVT_LINT0"},  {0x36, "LVT_LINT1"},  {0x37, "LVT_ERROR"},
-    {0x38, "TIMER_ICR"},  {0x39, "TIMER_CCR"},  {0x3e, "TIMER_DCR"},  {0x3f, "SELF_IPI"},
+    {0x02, "ID"},         {0x03, "LVR"},        {0x08, "TASKPRI"},    {0x0a, "PROCPRI"},
+    {0x0b, "EOI"},        {0x0d, "LDR"},        {0x0f, "SPIV"},       {0x28, "ESR"},
+    {0x2f, "LVTCMCI"},    {0x30, "ICR"},        {0x32, "LVTT"},       {0x33, "LVTTHMR"},
+    {0x34, "LVTPC"},      {0x35, "LVT0"},       {0x36, "LVT1"},       {0x37, "LVTERR"},
+    {0x38, "TMICT"},      {0x39, "TMCCT"},      {0x3e, "TDCR"},       {0x3f, "SELF_IPI"},
 };
 
-// Numbered MSR ranges: first index, count, stride, name prefix.
+// Numbered MSR ranges: first index, count, stride, name prefix (the kernel macro's stem).
 struct Range {
   uint32_t first, count, stride;
   std::string_view prefix;
 };
 constexpr Range kMsrRanges[] = {
-    {0x000000c1, 8, 1, "PMC"},             // IA32_PMCx
-    {0x00000186, 8, 1, "PERFEVTSEL"},      // IA32_PERFEVTSELx
-    {0x00000200, 10, 2, "MTRR_PHYS_BASE"}, // IA32_MTRR_PHYSBASEx
-    {0x00000201, 10, 2, "MTRR_PHYS_MASK"},
-    {0x00000268, 8, 1, "MTRR_FIX4K_"},     // C0000 … F8000, numbered 0..7
-    {0x00000309, 4, 1, "FIXED_CTR"},       // IA32_FIXED_CTRx
-    {0x000004c1, 8, 1, "A_PMC"},           // full-width IA32_A_PMCx
-    {0x00000480, 18, 1, "VMX_MSR_"},       // IA32_VMX_* capability block (0x480 is named above)
-    {0x00000400, 32 * 4, 1, "MC_BANK_"},   // IA32_MCi_CTL/STATUS/ADDR/MISC, index = bank*4 + reg
+    {0x000000c1, 8, 1, "ARCH_PERFMON_PERFCTR"},   // perf_event.h MSR_ARCH_PERFMON_PERFCTR0
+    {0x00000186, 8, 1, "ARCH_PERFMON_EVENTSEL"},  // perf_event.h MSR_ARCH_PERFMON_EVENTSEL0
+    {0x00000200, 10, 2, "MTRRphysBase"},          // MTRRphysBase_MSR(reg)
+    {0x00000201, 10, 2, "MTRRphysMask"},          // MTRRphysMask_MSR(reg)
+    {0x00000309, 4, 1, "CORE_PERF_FIXED_CTR"},
+    {0x000004c1, 8, 1, "IA32_PMC"},               // full-width counters
     {0x40000090, 16, 1, "HV_SINT"},
     {0x400000b0, 4, 2, "HV_STIMER_CONFIG"},
     {0x400000b1, 4, 2, "HV_STIMER_COUNT"},
-    {0xc0010000, 4, 1, "AMD_K7_PERF_CTL"}, // legacy PerfEvtSel0-3
-    {0xc0010004, 4, 1, "AMD_K7_PERF_CTR"},
-    {0xc0010200, 6, 2, "AMD_PERF_CTL"},    // core PMU, interleaved CTL/CTR
-    {0xc0010201, 6, 2, "AMD_PERF_CTR"},
+    {0xc0010000, 4, 1, "K7_EVNTSEL"},
+    {0xc0010004, 4, 1, "K7_PERFCTR"},
+    {0xc0010200, 6, 2, "F15H_PERF_CTL"},          // core PMU, interleaved CTL/CTR
+    {0xc0010201, 6, 2, "F15H_PERF_CTR"},
 };
+
+// Machine-check banks: MSR_IA32_MCx_CTL(x) = MSR_IA32_MC0_CTL (0x400) + 4 * x, then STATUS, ADDR, MISC.
+constexpr uint32_t kMcBankBase = 0x400;
+constexpr uint32_t kMcBanks = 32;
+constexpr std::string_view kMcBankRegs[] = {"CTL", "STATUS", "ADDR", "MISC"};
 
 template <size_t N>
 std::string_view Lookup(const Named (&table)[N], uint32_t key) {
@@ -212,6 +243,10 @@ std::string MsrName(uint32_t index) {
     if (reg >= 0x18 && reg < 0x20) return "X2APIC_TMR" + std::to_string(reg - 0x18);
     if (reg >= 0x20 && reg < 0x28) return "X2APIC_IRR" + std::to_string(reg - 0x20);
     return "X2APIC_" + std::to_string(reg);
+  }
+  if (index >= kMcBankBase && index < kMcBankBase + kMcBanks * 4) {
+    uint32_t bank = (index - kMcBankBase) / 4;
+    return "IA32_MC" + std::to_string(bank) + "_" + std::string(kMcBankRegs[(index - kMcBankBase) % 4]);
   }
   for (const auto& r : kMsrRanges) {
     if (index >= r.first && index < r.first + r.count * r.stride && (index - r.first) % r.stride == 0) {

@@ -10,7 +10,9 @@
 
 namespace exitscope {
 
-// "TSC_DEADLINE", "X2APIC_ICR", "PERFEVTSEL3", "HV_SINT2", "MTRR_PHYS_BASE1" … or "".
+// The kernel's spelling without MSR_ (msr-index.h): "IA32_TSC_DEADLINE", "X2APIC_ICR",
+// "ARCH_PERFMON_EVENTSEL3", "HV_SINT2", "MTRRphysBase1" … or "". The only MSR table: the report and
+// advise both name MSRs through it.
 std::string MsrName(uint32_t index);
 // "COM1 LSR", "PCI CONFIG_DATA", "PIT ch0", "CMOS/RTC index", "POST code" … or "".
 std::string IoPortName(uint32_t port);

@@ -29,22 +29,57 @@ std::string SkipReason(const BenchTest& test, const KvmHost& host) {
   return {};
 }
 
+// --test names → tests, in the order given; none: every test.
+Result<std::vector<const BenchTest*>> SelectTests(const std::vector<std::string>& names) {
+  std::vector<const BenchTest*> selected;
+  if (names.empty()) {
+    for (const auto& t : BenchTests()) selected.push_back(&t);
+    return selected;
+  }
+  for (const auto& name : names) {
+    const BenchTest* t = FindBenchTest(name);
+    if (!t) {
+      return MakeError(kExitUsage, "bench.unknown-test", "unknown bench test '" + name + "'",
+                       "`exitscope bench --list` shows the tests");
+    }
+    selected.push_back(t);
+  }
+  return selected;
+}
+
+// Runs one test's loop, doubling the iterations until it took min_time_ms (or fixed_iterations once).
+Status MeasureTest(const BenchTest& test, const BenchOptions& options, const KvmHost& host, BenchVm* vm,
+                   BenchResult* r) {
+  if (Status s = vm->SetGuestDebug(test.guest_debug); !s) return s;
+  const uint64_t goal_cycles = options.min_time_ms * vm->tsc_khz();
+  const uint64_t entry = GuestAddress(Entry(test, host.vendor));
+  uint64_t n = options.fixed_iterations > 0 ? options.fixed_iterations : 1;
+  for (;;) {
+    auto run = vm->Run(entry, n);
+    if (!run) return run.error();
+    ++r->runs;
+    r->iterations = n;
+    r->cycles = run->cycles;
+    r->userspace_exits = run->userspace_exits;
+    r->ioeventfd_signals = run->ioeventfd_signals;
+    r->kvm_stats = run->kvm_stats;
+    if (options.fixed_iterations > 0 || run->cycles >= goal_cycles || n >= options.max_iterations) break;
+    n = std::min(options.max_iterations, n * 2);
+  }
+  r->cycles_per_iter = static_cast<double>(r->cycles) / static_cast<double>(r->iterations);
+  if (vm->tsc_khz() > 0) r->ns_per_iter = r->cycles_per_iter * 1e6 / static_cast<double>(vm->tsc_khz());
+  if (auto it = r->kvm_stats.find("exits"); it != r->kvm_stats.end()) {
+    r->exits = it->second;
+    r->exits_known = true;
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<BenchReport> RunBench(const BenchOptions& options) {
-  std::vector<const BenchTest*> selected;
-  if (options.tests.empty()) {
-    for (const auto& t : BenchTests()) selected.push_back(&t);
-  } else {
-    for (const auto& name : options.tests) {
-      const BenchTest* t = FindBenchTest(name);
-      if (!t) {
-        return MakeError(kExitUsage, "bench.unknown-test", "unknown bench test '" + name + "'",
-                         "`exitscope bench --list` shows the tests");
-      }
-      selected.push_back(t);
-    }
-  }
+  auto selected = SelectTests(options.tests);
+  if (!selected) return selected.error();
   auto host = OpenKvmHost(options.device);
   if (!host) return host.error();
 
@@ -59,7 +94,7 @@ Result<BenchReport> RunBench(const BenchOptions& options) {
   if (uname(&uts) == 0) report.kernel_release = uts.release;
 
   std::unique_ptr<BenchVm> vms[2];  // indexed by VmKind, created on first use
-  for (const BenchTest* test : selected) {
+  for (const BenchTest* test : *selected) {
     BenchResult r;
     r.name = test->name;
     r.description = test->description;
@@ -77,30 +112,7 @@ Result<BenchReport> RunBench(const BenchOptions& options) {
       vm = std::move(created.value());
       report.tsc_khz = vm->tsc_khz();
     }
-    if (Status s = vm->SetGuestDebug(test->guest_debug); !s) return s.error();
-    const uint64_t goal_cycles = options.min_time_ms * vm->tsc_khz();
-    const uint64_t entry = GuestAddress(Entry(*test, (*host)->vendor));
-    uint64_t n = options.fixed_iterations > 0 ? options.fixed_iterations : 1;
-    for (;;) {
-      auto run = vm->Run(entry, n);
-      if (!run) return run.error();
-      ++r.runs;
-      r.iterations = n;
-      r.cycles = run->cycles;
-      r.userspace_exits = run->userspace_exits;
-      r.ioeventfd_signals = run->ioeventfd_signals;
-      r.kvm_stats = run->kvm_stats;
-      if (options.fixed_iterations > 0 || run->cycles >= goal_cycles || n >= options.max_iterations) {
-        break;
-      }
-      n = std::min(options.max_iterations, n * 2);
-    }
-    r.cycles_per_iter = static_cast<double>(r.cycles) / static_cast<double>(r.iterations);
-    if (vm->tsc_khz() > 0) r.ns_per_iter = r.cycles_per_iter * 1e6 / static_cast<double>(vm->tsc_khz());
-    if (auto it = r.kvm_stats.find("exits"); it != r.kvm_stats.end()) {
-      r.exits = it->second;
-      r.exits_known = true;
-    }
+    if (Status s = MeasureTest(*test, options, **host, vm.get(), &r); !s) return s.error();
     report.results.push_back(std::move(r));
   }
   return report;

@@ -10,30 +10,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "format/tracing_data.h"
+#include "sources/tracedat/tracedat_format.h"
+
 namespace exitscope {
 namespace {
-
-// trace-cmd.dat v7 (Documentation/trace-cmd/trace-cmd.dat.v7.5.txt, trace-cmd 3.1.x).
-constexpr uint8_t kMagic[] = {0x17, 0x08, 0x44};
-constexpr uint16_t kSectionFlagCompressed = 1;
-// Option / section ids (the same numbering serves both).
-constexpr uint16_t kOptDone = 0;
-constexpr uint16_t kOptCpuStat = 2;
-constexpr uint16_t kOptBuffer = 3;
-constexpr uint16_t kOptTraceClock = 4;
-constexpr uint16_t kOptUname = 5;
-constexpr uint16_t kOptCpuCount = 8;
-constexpr uint16_t kOptVersion = 9;
-constexpr uint16_t kOptStrings = 15;
-constexpr uint16_t kOptHeaderInfo = 16;
-constexpr uint16_t kOptFtraceEvents = 17;
-constexpr uint16_t kOptEventFormats = 18;
-constexpr uint16_t kOptKallsyms = 19;
-constexpr uint16_t kOptPrintk = 20;
-constexpr uint16_t kOptCmdlines = 21;
-// The section header is id(2) flags(2) description string id(4) size(8): trace-cmd 3.1.6 writes an
-// 8-byte size although the v7.5 text says 4 (checked on a file it wrote).
-constexpr uint64_t kSectionHeaderBytes = 16;
 
 void Put16(std::string& b, uint16_t v) { b.append(reinterpret_cast<const char*>(&v), 2); }
 void Put32(std::string& b, uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); }
@@ -57,6 +38,54 @@ std::string CompressBlock(const uint8_t* raw, size_t n, int level) {
   Put32(block, static_cast<uint32_t>(n));
   block += out;
   return block;
+}
+
+// The metadata sections' bodies (trace-cmd.dat.v7.5.txt, the same layout as v6's header parts).
+// Header info: "header_page\0", u64 size, text; "header_event\0", u64 size, text.
+std::string HeaderInfoBody(const TraceDatMeta& m) {
+  std::string body = "header_page";
+  body.push_back(0);
+  Put64(body, m.header_page.size());
+  body += m.header_page;
+  body += "header_event";
+  body.push_back(0);
+  Put64(body, m.header_event.size());
+  body += m.header_event;
+  return body;
+}
+
+// Ftrace events: u32 count, then per format u64 size, text.
+std::string FtraceEventsBody(const TraceDatMeta& m) {
+  std::string body;
+  Put32(body, static_cast<uint32_t>(m.ftrace_formats.size()));
+  for (const auto& f : m.ftrace_formats) {
+    Put64(body, f.size());
+    body += f;
+  }
+  return body;
+}
+
+// Event formats: u32 systems, then per system its name, u32 count, and per format u64 size, text.
+std::string EventFormatsBody(const TraceDatMeta& m) {
+  std::string body;
+  Put32(body, static_cast<uint32_t>(m.systems.size()));
+  for (const auto& sys : m.systems) {
+    PutStr(body, sys.name);
+    Put32(body, static_cast<uint32_t>(sys.formats.size()));
+    for (const auto& f : sys.formats) {
+      Put64(body, f.size());
+      body += f;
+    }
+  }
+  return body;
+}
+
+// Kallsyms and printk formats: u32 size, text.
+std::string SizedText32(const std::string& text) {
+  std::string body;
+  Put32(body, static_cast<uint32_t>(text.size()));
+  body += text;
+  return body;
 }
 
 bool WriteFd(int fd, const void* data, size_t n) {
@@ -106,11 +135,7 @@ Status TraceDatWriter::WriteSection(uint16_t id, const std::string& description,
                                     const std::string& body) {
   std::string block = CompressBlock(reinterpret_cast<const uint8_t*>(body.data()), body.size(),
                                     meta_.zstd_level);
-  std::string out;
-  Put16(out, id);
-  Put16(out, kSectionFlagCompressed);
-  Put32(out, StringId(description));
-  Put64(out, block.size());
+  std::string out = SectionHeader(id, kSectionCompressed, description, block.size());
   out += block;
   return WriteAll(out);
 }
@@ -137,8 +162,7 @@ Result<std::unique_ptr<TraceDatWriter>> TraceDatWriter::Create(const std::string
     w->spools_.push_back(std::move(spool));
   }
 
-  std::string head(reinterpret_cast<const char*>(kMagic), sizeof kMagic);
-  head += "tracing";
+  std::string head(kTracingMagic, kTracingMagicSize);
   PutStr(head, "7");
   head.push_back(0);  // little endian
   head.push_back(static_cast<char>(sizeof(long)));
@@ -149,52 +173,25 @@ Result<std::unique_ptr<TraceDatWriter>> TraceDatWriter::Create(const std::string
   Put64(head, 0);  // first options section: patched in Finish
   if (Status s = w->WriteAll(head); !s) return s.error();
 
-  std::string body = "header_page";
-  body.push_back(0);
-  Put64(body, m.header_page.size());
-  body += m.header_page;
-  body += "header_event";
-  body.push_back(0);
-  Put64(body, m.header_event.size());
-  body += m.header_event;
   w->header_info_off_ = w->offset_;
-  if (Status s = w->WriteSection(kOptHeaderInfo, "headers", body); !s) return s.error();
-
-  body.clear();
-  Put32(body, static_cast<uint32_t>(m.ftrace_formats.size()));
-  for (const auto& f : m.ftrace_formats) {
-    Put64(body, f.size());
-    body += f;
-  }
+  if (Status s = w->WriteSection(kOptHeaderInfo, "headers", HeaderInfoBody(m)); !s) return s.error();
   w->ftrace_off_ = w->offset_;
-  if (Status s = w->WriteSection(kOptFtraceEvents, "ftrace events", body); !s) return s.error();
-
-  body.clear();
-  Put32(body, static_cast<uint32_t>(m.systems.size()));
-  for (const auto& sys : m.systems) {
-    PutStr(body, sys.name);
-    Put32(body, static_cast<uint32_t>(sys.formats.size()));
-    for (const auto& f : sys.formats) {
-      Put64(body, f.size());
-      body += f;
-    }
+  if (Status s = w->WriteSection(kOptFtraceEvents, "ftrace events", FtraceEventsBody(m)); !s) {
+    return s.error();
   }
   w->events_off_ = w->offset_;
-  if (Status s = w->WriteSection(kOptEventFormats, "events format", body); !s) return s.error();
-
+  if (Status s = w->WriteSection(kOptEventFormats, "events format", EventFormatsBody(m)); !s) {
+    return s.error();
+  }
   if (!m.kallsyms.empty()) {
-    body.clear();
-    Put32(body, static_cast<uint32_t>(m.kallsyms.size()));
-    body += m.kallsyms;
     w->kallsyms_off_ = w->offset_;
-    if (Status s = w->WriteSection(kOptKallsyms, "kallsyms", body); !s) return s.error();
+    if (Status s = w->WriteSection(kOptKallsyms, "kallsyms", SizedText32(m.kallsyms)); !s) return s.error();
   }
   if (!m.printk_formats.empty()) {
-    body.clear();
-    Put32(body, static_cast<uint32_t>(m.printk_formats.size()));
-    body += m.printk_formats;
     w->printk_off_ = w->offset_;
-    if (Status s = w->WriteSection(kOptPrintk, "printk", body); !s) return s.error();
+    if (Status s = w->WriteSection(kOptPrintk, "printk", SizedText32(m.printk_formats)); !s) {
+      return s.error();
+    }
   }
   return w;
 }
@@ -228,143 +225,154 @@ Status TraceDatWriter::AddPages(uint32_t cpu, std::span<const uint8_t> pages) {
   return {};
 }
 
-Status TraceDatWriter::Finish(const std::vector<std::string>& cpu_stats) {
-  for (auto& spool : spools_) {
-    if (Status s = FlushChunk(*spool); !s) return s;
-  }
-  const TraceDatMeta& m = meta_;
-  // Command lines last among the metadata: a live recording learns thread names while it runs.
-  std::string body;
-  Put64(body, m.cmdlines.size());
-  body += m.cmdlines;
-  cmdlines_off_ = offset_;
-  if (Status s = WriteSection(kOptCmdlines, "command lines", body); !s) return s;
-  // Options section 1: where the metadata sections are, plus host facts.
-  uint64_t options1_off = offset_;
-  std::string opts;
-  auto option = [&opts](uint16_t id, const std::string& data) {
-    Put16(opts, id);
-    Put32(opts, static_cast<uint32_t>(data.size()));
-    opts += data;
-  };
-  auto offset_option = [&option](uint16_t id, uint64_t off) {
-    std::string d;
-    Put64(d, off);
-    option(id, d);
-  };
-  auto string_option = [&option](uint16_t id, const std::string& s) {
-    std::string d;
-    PutStr(d, s);
-    option(id, d);
-  };
-  offset_option(kOptHeaderInfo, header_info_off_);
-  offset_option(kOptFtraceEvents, ftrace_off_);
-  offset_option(kOptEventFormats, events_off_);
-  if (kallsyms_off_) offset_option(kOptKallsyms, kallsyms_off_);
-  if (printk_off_) offset_option(kOptPrintk, printk_off_);
-  if (!m.trace_clock.empty()) string_option(kOptTraceClock, m.trace_clock);
-  if (!m.uname.empty()) string_option(kOptUname, m.uname);
-  if (!m.version.empty()) string_option(kOptVersion, m.version);
-  for (const auto& st : cpu_stats) string_option(kOptCpuStat, st);
-  for (const auto& [id, data] : m.extra_options) option(id, data);
-  offset_option(kOptCmdlines, cmdlines_off_);
-  {
-    std::string d;
-    Put32(d, m.cpu_count);
-    option(kOptCpuCount, d);
-  }
-  // DONE carries the next options section's offset, known once this one's size is.
-  const uint64_t done_bytes = 2 + 4 + 8;
-  const uint64_t options1_size = opts.size() + done_bytes;
-  const uint64_t flyrecord_off = options1_off + kSectionHeaderBytes + options1_size;
+// The flyrecord section's place in the file, fixed before any of it is written: the first options
+// section (written before it) holds the offset of the second (written after it).
+struct TraceDatWriter::FlyrecordLayout {
+  uint64_t section_off = 0;            // the flyrecord section header
+  std::vector<uint64_t> cpu_off;       // each CPU's chunk count, page aligned
+  std::vector<uint64_t> cpu_size;      // each CPU's chunks, without the count
+  uint64_t options2_off = 0;           // the options section after the data
+};
 
-  // The flyrecord section: per-CPU data page aligned (trace-cmd maps pages by offset).
-  std::vector<uint64_t> cpu_off(m.cpu_count), cpu_size(m.cpu_count);
-  uint64_t pos = flyrecord_off + kSectionHeaderBytes;
+namespace {
+
+// An option: u16 id, u32 size, data (trace-cmd.dat.v7.5.txt "OPTIONS").
+void AppendOption(std::string& opts, uint16_t id, const std::string& data) {
+  Put16(opts, id);
+  Put32(opts, static_cast<uint32_t>(data.size()));
+  opts += data;
+}
+void AppendOffsetOption(std::string& opts, uint16_t id, uint64_t off) {
+  std::string d;
+  Put64(d, off);
+  AppendOption(opts, id, d);
+}
+void AppendStringOption(std::string& opts, uint16_t id, const std::string& s) {
+  std::string d;
+  PutStr(d, s);
+  AppendOption(opts, id, d);
+}
+
+}  // namespace
+
+std::string TraceDatWriter::SectionHeader(uint16_t id, uint16_t flags, const std::string& description,
+                                          uint64_t size) {
+  std::string sec;
+  Put16(sec, id);
+  Put16(sec, flags);
+  Put32(sec, StringId(description));
+  Put64(sec, size);
+  return sec;
+}
+
+std::string TraceDatWriter::MetadataOptions(const std::vector<std::string>& cpu_stats) const {
+  const TraceDatMeta& m = meta_;
+  std::string opts;
+  AppendOffsetOption(opts, kOptHeaderInfo, header_info_off_);
+  AppendOffsetOption(opts, kOptFtraceEvents, ftrace_off_);
+  AppendOffsetOption(opts, kOptEventFormats, events_off_);
+  if (kallsyms_off_) AppendOffsetOption(opts, kOptKallsyms, kallsyms_off_);
+  if (printk_off_) AppendOffsetOption(opts, kOptPrintk, printk_off_);
+  if (!m.trace_clock.empty()) AppendStringOption(opts, kOptTraceClock, m.trace_clock);
+  if (!m.uname.empty()) AppendStringOption(opts, kOptUname, m.uname);
+  if (!m.version.empty()) AppendStringOption(opts, kOptVersion, m.version);
+  for (const auto& st : cpu_stats) AppendStringOption(opts, kOptCpuStat, st);
+  for (const auto& [id, data] : m.extra_options) AppendOption(opts, id, data);
+  AppendOffsetOption(opts, kOptCmdlines, cmdlines_off_);
+  std::string count;
+  Put32(count, m.cpu_count);
+  AppendOption(opts, kOptCpuCount, count);
+  return opts;
+}
+
+TraceDatWriter::FlyrecordLayout TraceDatWriter::LayOutFlyrecord(uint64_t section_off) const {
+  const TraceDatMeta& m = meta_;
+  FlyrecordLayout fly;
+  fly.section_off = section_off;
+  fly.cpu_off.resize(m.cpu_count);
+  fly.cpu_size.resize(m.cpu_count);
+  // Per-CPU data is page aligned: trace-cmd maps pages by offset.
+  uint64_t pos = section_off + kSectionHeaderSize;
   for (uint32_t cpu = 0; cpu < m.cpu_count; ++cpu) {
     pos = (pos + m.page_size - 1) / m.page_size * m.page_size;
-    cpu_off[cpu] = pos;
-    // The recorded size leaves out the 4-byte chunk count (as trace-cmd 3.1.6 writes it).
-    cpu_size[cpu] = spools_[cpu]->bytes;
-    pos += 4 + spools_[cpu]->bytes;
+    fly.cpu_off[cpu] = pos;
+    fly.cpu_size[cpu] = spools_[cpu]->bytes;
+    pos += kChunkCountSize + spools_[cpu]->bytes;
   }
-  const uint64_t options2_off = pos;
-  {
-    std::string d;
-    Put64(d, options2_off);
-    option(kOptDone, d);
-  }
-  std::string sec;
-  Put16(sec, kOptDone);  // an options section has section id 0
-  Put16(sec, 0);
-  Put32(sec, StringId("options"));
-  Put64(sec, opts.size());
-  sec += opts;
-  if (Status s = WriteAll(sec); !s) return s;
+  fly.options2_off = pos;
+  return fly;
+}
 
-  sec.clear();
-  Put16(sec, kOptBuffer);
-  Put16(sec, kSectionFlagCompressed);
-  Put32(sec, StringId("flyrecord"));
-  Put64(sec, options2_off - flyrecord_off - kSectionHeaderBytes);
+Status TraceDatWriter::CopySpool(uint32_t cpu, std::vector<char>& buffer) {
+  std::string count;
+  Put32(count, spools_[cpu]->chunks);
+  if (Status s = WriteAll(count); !s) return s;
+  int sfd = spools_[cpu]->fd;
+  if (::lseek(sfd, 0, SEEK_SET) < 0) return IoError("cannot rewind spool of", path_);
+  for (uint64_t left = spools_[cpu]->bytes; left > 0;) {
+    ssize_t r = ::read(sfd, buffer.data(), std::min<uint64_t>(left, buffer.size()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return IoError("cannot read back spool of", path_);
+    if (!WriteFd(fd_, buffer.data(), static_cast<size_t>(r))) return IoError("cannot write", path_);
+    offset_ += static_cast<uint64_t>(r);
+    left -= static_cast<uint64_t>(r);
+  }
+  return {};
+}
+
+Status TraceDatWriter::WriteFlyrecord(const FlyrecordLayout& fly) {
+  std::string sec = SectionHeader(kOptBuffer, kSectionCompressed, "flyrecord",
+                                  fly.options2_off - fly.section_off - kSectionHeaderSize);
   if (Status s = WriteAll(sec); !s) return s;
-  std::vector<char> copy(1 << 20);
+  std::vector<char> buffer(1 << 20);
+  for (uint32_t cpu = 0; cpu < meta_.cpu_count; ++cpu) {
+    if (Status s = WriteAll(std::string(fly.cpu_off[cpu] - offset_, '\0')); !s) return s;
+    if (Status s = CopySpool(cpu, buffer); !s) return s;
+  }
+  return {};
+}
+
+std::string TraceDatWriter::BufferOptions(const FlyrecordLayout& fly) const {
+  const TraceDatMeta& m = meta_;
+  std::string d;
+  Put64(d, fly.section_off);
+  PutStr(d, m.instance_name);
+  PutStr(d, m.clock);
+  Put32(d, m.page_size);  // trace-cmd 3.1.6 stores the page size here (not in the v7.5 text)
+  Put32(d, m.cpu_count);
   for (uint32_t cpu = 0; cpu < m.cpu_count; ++cpu) {
-    if (Status s = WriteAll(std::string(cpu_off[cpu] - offset_, '\0')); !s) return s;
-    std::string count;
-    Put32(count, spools_[cpu]->chunks);
-    if (Status s = WriteAll(count); !s) return s;
-    int sfd = spools_[cpu]->fd;
-    if (::lseek(sfd, 0, SEEK_SET) < 0) return IoError("cannot rewind spool of", path_);
-    for (uint64_t left = spools_[cpu]->bytes; left > 0;) {
-      ssize_t r = ::read(sfd, copy.data(), std::min<uint64_t>(left, copy.size()));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return IoError("cannot read back spool of", path_);
-      if (!WriteFd(fd_, copy.data(), static_cast<size_t>(r))) return IoError("cannot write", path_);
-      offset_ += static_cast<uint64_t>(r);
-      left -= static_cast<uint64_t>(r);
-    }
+    Put32(d, cpu);
+    Put64(d, fly.cpu_off[cpu]);
+    Put64(d, fly.cpu_size[cpu]);
   }
+  std::string opts;
+  AppendOption(opts, kOptBuffer, d);
+  AppendOffsetOption(opts, kOptDone, 0);  // the last options section
+  return opts;
+}
 
-  // Options section 2: the BUFFER option describing the flyrecord data, then the end.
-  opts.clear();
-  {
-    std::string d;
-    Put64(d, flyrecord_off);
-    PutStr(d, m.instance_name);
-    PutStr(d, m.clock);
-    Put32(d, m.page_size);  // trace-cmd 3.1.6 stores the page size here (not in the v7.5 text)
-    Put32(d, m.cpu_count);
-    for (uint32_t cpu = 0; cpu < m.cpu_count; ++cpu) {
-      Put32(d, cpu);
-      Put64(d, cpu_off[cpu]);
-      Put64(d, cpu_size[cpu]);
-    }
-    option(kOptBuffer, d);
-    std::string z;
-    Put64(z, 0);
-    option(kOptDone, z);
-  }
-  sec.clear();
-  Put16(sec, kOptDone);
-  Put16(sec, 0);
-  Put32(sec, StringId("options"));
-  Put64(sec, opts.size());
+Status TraceDatWriter::WriteOptionsSection(const std::string& opts) {
+  // An options section is never compressed and has section id DONE (0).
+  std::string sec = SectionHeader(kOptDone, 0, "options", opts.size());
   sec += opts;
-  if (Status s = WriteAll(sec); !s) return s;
+  return WriteAll(sec);
+}
 
-  // The strings section last: readers scan sections after the options for it.
+Status TraceDatWriter::WriteStringsSection() {
+  // The description is itself in the table, so it is added before the table is compressed.
   uint32_t desc = StringId("strings");
   std::string block =
-      CompressBlock(reinterpret_cast<const uint8_t*>(strings_.data()), strings_.size(), m.zstd_level);
-  sec.clear();
+      CompressBlock(reinterpret_cast<const uint8_t*>(strings_.data()), strings_.size(), meta_.zstd_level);
+  std::string sec;
   Put16(sec, kOptStrings);
-  Put16(sec, kSectionFlagCompressed);
+  Put16(sec, kSectionCompressed);
   Put32(sec, desc);
   Put64(sec, block.size());
   sec += block;
-  if (Status s = WriteAll(sec); !s) return s;
+  return WriteAll(sec);
+}
 
+Status TraceDatWriter::PatchFirstOptionsAndClose(uint64_t options1_off) {
   std::string first;
   Put64(first, options1_off);
   if (::pwrite(fd_, first.data(), first.size(), static_cast<off_t>(options_field_off_)) != 8) {
@@ -377,6 +385,33 @@ Status TraceDatWriter::Finish(const std::vector<std::string>& cpu_stats) {
   fd_ = -1;
   finished_ = true;
   return {};
+}
+
+// The file's tail, in trace-cmd 3.1.6's order: command lines, options 1 (where the metadata is),
+// flyrecord data, options 2 (BUFFER: where each CPU's data is), strings; then the header's pointer to
+// options 1.
+Status TraceDatWriter::Finish(const std::vector<std::string>& cpu_stats) {
+  for (auto& spool : spools_) {
+    if (Status s = FlushChunk(*spool); !s) return s;
+  }
+  // Command lines last among the metadata: a live recording learns thread names while it runs.
+  std::string body;
+  Put64(body, meta_.cmdlines.size());
+  body += meta_.cmdlines;
+  cmdlines_off_ = offset_;
+  if (Status s = WriteSection(kOptCmdlines, "command lines", body); !s) return s;
+
+  const uint64_t options1_off = offset_;
+  std::string opts = MetadataOptions(cpu_stats);
+  // DONE carries the next options section's offset, known once this one's size is.
+  FlyrecordLayout fly = LayOutFlyrecord(options1_off + kSectionHeaderSize + opts.size() + kDoneOptionSize);
+  AppendOffsetOption(opts, kOptDone, fly.options2_off);
+  if (Status s = WriteOptionsSection(opts); !s) return s;
+  if (Status s = WriteFlyrecord(fly); !s) return s;
+  if (Status s = WriteOptionsSection(BufferOptions(fly)); !s) return s;
+  // The strings section last: readers scan sections after the options for it.
+  if (Status s = WriteStringsSection(); !s) return s;
+  return PatchFirstOptionsAndClose(options1_off);
 }
 
 }  // namespace exitscope

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sources/tracedat/tracedat_format.h"
 
 namespace exitscope {
 
@@ -42,7 +43,7 @@ struct TraceDatMeta {
   // More options written as given: {id, data} (tests: TSC2NSEC, TIME_SHIFT …; trace.dat.v7 doc).
   std::vector<std::pair<uint16_t, std::string>> extra_options;
   int zstd_level = 1;                // speed over ratio: the writer runs at the ring buffer's pace
-  uint32_t pages_per_chunk = 10;     // trace-cmd's own chunk size (10 pages)
+  uint32_t pages_per_chunk = kTraceCmdPagesPerChunk;  // trace-cmd's own chunk size
 };
 
 class TraceDatWriter {
@@ -67,6 +68,17 @@ class TraceDatWriter {
   uint32_t StringId(const std::string& s);
   Status WriteAll(const std::string& bytes);
   Status WriteSection(uint16_t id, const std::string& description, const std::string& body);
+  // Finish's steps (tracedat_writer.cc).
+  struct FlyrecordLayout;
+  std::string SectionHeader(uint16_t id, uint16_t flags, const std::string& description, uint64_t size);
+  std::string MetadataOptions(const std::vector<std::string>& cpu_stats) const;
+  FlyrecordLayout LayOutFlyrecord(uint64_t section_off) const;
+  Status CopySpool(uint32_t cpu, std::vector<char>& buffer);
+  Status WriteFlyrecord(const FlyrecordLayout& fly);
+  std::string BufferOptions(const FlyrecordLayout& fly) const;
+  Status WriteOptionsSection(const std::string& opts);
+  Status WriteStringsSection();
+  Status PatchFirstOptionsAndClose(uint64_t options1_off);
 
   TraceDatMeta meta_;
   std::string path_;

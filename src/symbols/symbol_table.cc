@@ -115,6 +115,38 @@ Result<SymbolTable> SymbolTable::LoadKallsymsFile(const std::string& path) {
   return ParseKallsymsText(ss.str(), path);
 }
 
+namespace {
+
+// The function symbols of an ELF file's symbol table (.symtab; .dynsym when there is none).
+std::vector<Symbol> ElfFunctionSymbols(Elf* elf) {
+  std::vector<Symbol> out;
+  Elf_Scn* best = nullptr;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    if (sh.sh_type == SHT_SYMTAB) best = scn;
+    if (sh.sh_type == SHT_DYNSYM && !best) best = scn;
+  }
+  if (best) {
+    GElf_Shdr sh;
+    gelf_getshdr(best, &sh);
+    Elf_Data* data = elf_getdata(best, nullptr);
+    size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    for (size_t i = 0; data && i < n; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0) continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (!name || !*name) continue;
+      bool global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+      out.push_back(Symbol{sym.st_value, sym.st_size, name, {}, global ? 'T' : 't'});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<SymbolTable> SymbolTable::LoadElfFile(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) {
     return MakeError(kExitSoftware, "symbols.libelf", "libelf is unusable", elf_errmsg(-1));
@@ -137,28 +169,7 @@ Result<SymbolTable> SymbolTable::LoadElfFile(const std::string& path) {
   }
   SymbolTable t;
   t.origin_ = path;
-  Elf_Scn* best = nullptr;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) continue;
-    if (sh.sh_type == SHT_SYMTAB) best = scn;
-    if (sh.sh_type == SHT_DYNSYM && !best) best = scn;
-  }
-  if (best) {
-    GElf_Shdr sh;
-    gelf_getshdr(best, &sh);
-    Elf_Data* data = elf_getdata(best, nullptr);
-    size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-    for (size_t i = 0; data && i < n; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0) continue;
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (!name || !*name) continue;
-      bool global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
-      t.symbols_.push_back(Symbol{sym.st_value, sym.st_size, name, {}, global ? 'T' : 't'});
-    }
-  }
+  t.symbols_ = ElfFunctionSymbols(elf);
   if (t.symbols_.empty()) {
     return done(MakeError(kExitDataErr, "symbols.stripped", path + " has no function symbols",
                           "it is stripped: use the debug vmlinux (linux-image-*-dbg) or the guest's "

@@ -5,12 +5,14 @@
 # naming kernel, CPU, KVM module and command lines. Used to make samples/bench-pvm and by the ctest
 # label hostkvm (tools/hostkvm/check_host.py reads OUT). The state files leave out other instances:
 # tests running alongside may own some; ours must be gone afterwards (instance-left.txt says).
-# Exit 0 with "hostkvm: not run: <why>" on stdout when this machine cannot do it (no /dev/kvm, no
-# tracefs, not root): the QEMU harness (label kvmhost) is what asserts the live done-means in CI.
+# Exit 77 (ctest's SKIP_RETURN_CODE, cmake/hostkvm.cmake) with "hostkvm: not run: <why>" on stdout
+# when this machine cannot do it (no /dev/kvm, no tracefs, not root): the QEMU harness (label
+# kvmhost) is what asserts the live done-means in CI; scripts/check_skips.py fails CI on the skip
+# only where the machine could have run it.
 set -euo pipefail
 OUT=$1 BIN=$2 N=${3:-50}
 T=/sys/kernel/tracing
-skip() { echo "hostkvm: not run: $1"; mkdir -p "$OUT"; echo "$1" > "$OUT/skipped.txt"; exit 0; }
+skip() { echo "hostkvm: not run: $1"; mkdir -p "$OUT"; echo "$1" > "$OUT/skipped.txt"; exit 77; }
 [ -c /dev/kvm ] || skip "no /dev/kvm on this machine"
 [ -w /dev/kvm ] || skip "/dev/kvm is not writable by $(id -un)"
 [ -d $T/instances ] || skip "tracefs is not mounted at $T"

@@ -46,7 +46,15 @@ std::vector<std::string> ListDir(const std::string& dir) {
 
 bool PidAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
+int KernelMakeInstance(const char* path) { return ::mkdir(path, 0750); }
+int KernelRemoveInstance(const char* path) { return ::rmdir(path); }
+
 }  // namespace
+
+const InstanceDirOps& KernelInstanceDirOps() {
+  static constexpr InstanceDirOps kOps{KernelMakeInstance, KernelRemoveInstance};
+  return kOps;
+}
 
 std::vector<std::string> DefaultExitEvents() {
   return {"kvm:kvm_exit",        "kvm:kvm_entry",      "kvm:kvm_msr",
@@ -71,7 +79,7 @@ Result<std::string> FindTracefs() {
                    "mount it: mount -t tracefs nodev /sys/kernel/tracing");
 }
 
-Result<int> RemoveStaleInstances(const std::string& tracefs) {
+Result<int> RemoveStaleInstances(const std::string& tracefs, const InstanceDirOps& ops) {
   int removed = 0;
   for (const auto& name : ListDir(tracefs + "/instances")) {
     if (name.rfind(kInstancePrefix, 0) != 0) continue;
@@ -80,7 +88,7 @@ Result<int> RemoveStaleInstances(const std::string& tracefs) {
     // rmdir frees the instance with its buffers, events and filters (kernel/trace/trace.c
     // instance_rmdir); it fails with EBUSY only while a reader still holds a file open.
     std::string dir = tracefs + "/instances/" + name;
-    if (::rmdir(dir.c_str()) != 0) return PermissionOrIo("cannot remove stale instance", dir);
+    if (ops.remove(dir.c_str()) != 0) return PermissionOrIo("cannot remove stale instance", dir);
     ++removed;
   }
   return removed;
@@ -98,16 +106,18 @@ Result<std::vector<int>> ThreadsOf(int pid) {
 }
 
 Result<std::unique_ptr<TracefsInstance>> TracefsInstance::Create(const std::string& tracefs,
-                                                                 uint32_t buffer_size_kb) {
-  auto stale = RemoveStaleInstances(tracefs);
+                                                                 uint32_t buffer_size_kb,
+                                                                 const InstanceDirOps& ops) {
+  auto stale = RemoveStaleInstances(tracefs, ops);
   if (!stale.ok()) return stale.error();
   std::unique_ptr<TracefsInstance> inst(new TracefsInstance());
   inst->tracefs_ = tracefs;
+  inst->ops_ = ops;
   inst->dir_ = tracefs + "/instances/" + std::string(kInstancePrefix) + std::to_string(::getpid());
-  if (::mkdir(inst->dir_.c_str(), 0750) != 0) {
+  if (ops.make(inst->dir_.c_str()) != 0) {
     if (errno == EEXIST) {  // our own pid from an earlier run in a reused pid namespace
-      ::rmdir(inst->dir_.c_str());
-      if (::mkdir(inst->dir_.c_str(), 0750) != 0) return PermissionOrIo("cannot create", inst->dir_);
+      ops.remove(inst->dir_.c_str());
+      if (ops.make(inst->dir_.c_str()) != 0) return PermissionOrIo("cannot create", inst->dir_);
     } else {
       inst->removed_ = true;
       return PermissionOrIo("cannot create tracefs instance", inst->dir_);
@@ -144,7 +154,7 @@ Status TracefsInstance::Remove() {
   removed_ = true;
   (void)Write("tracing_on", "0");
   (void)Write("events/enable", "0");
-  if (::rmdir(dir_.c_str()) != 0 && errno != ENOENT) return PermissionOrIo("cannot remove", dir_);
+  if (ops_.remove(dir_.c_str()) != 0 && errno != ENOENT) return PermissionOrIo("cannot remove", dir_);
   return {};
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -25,8 +26,18 @@ std::vector<std::string> DefaultExitEvents();
 // Where tracefs is mounted (/sys/kernel/tracing, or debugfs's tracing/ on old kernels).
 Result<std::string> FindTracefs();
 
+// How instance directories come and go: mkdir/rmdir on tracefs, where the kernel fills a new one
+// with its control files and frees a removed one whole (kernel/trace/trace.c instance_mkdir,
+// instance_rmdir). Tests pass functions that do the same to a plain directory.
+struct InstanceDirOps {
+  int (*make)(const char* path);    // 0, or -1 with errno set, as mkdir(2)
+  int (*remove)(const char* path);  // as rmdir(2)
+};
+const InstanceDirOps& KernelInstanceDirOps();
+
 // Removes instances/exitscope-<pid> whose pid is no longer running. Returns how many were removed.
-Result<int> RemoveStaleInstances(const std::string& tracefs);
+Result<int> RemoveStaleInstances(const std::string& tracefs,
+                                 const InstanceDirOps& ops = KernelInstanceDirOps());
 
 struct EnabledEvent {
   std::string system, name;
@@ -40,8 +51,9 @@ class TracefsInstance {
   TracefsInstance& operator=(const TracefsInstance&) = delete;
 
   // Cleans stale instances of ours, then creates instances/exitscope-<getpid()> with tracing off.
-  static Result<std::unique_ptr<TracefsInstance>> Create(const std::string& tracefs,
-                                                         uint32_t buffer_size_kb);
+  static Result<std::unique_ptr<TracefsInstance>> Create(
+      const std::string& tracefs, uint32_t buffer_size_kb,
+      const InstanceDirOps& ops = KernelInstanceDirOps());
   // Enables each event ("sys:name", "name" = kvm:name, or "sys:*"). Events that do not exist are
   // errors unless `skip_missing` (the default list spans kernel versions).
   Status EnableEvents(const std::vector<std::string>& events, bool skip_missing);
@@ -64,6 +76,7 @@ class TracefsInstance {
   Status Write(const std::string& rel, const std::string& value, bool append = false) const;
 
   std::string tracefs_, dir_;
+  InstanceDirOps ops_ = KernelInstanceDirOps();
   std::vector<EnabledEvent> events_;
   int cpu_count_ = 0;
   uint32_t page_size_ = 4096;

@@ -190,6 +190,42 @@ void PerfDataFile::ParseFeatureSections(std::span<const uint8_t> header) {
   }
 }
 
+namespace {
+
+// HEADER_CMDLINE: u32 nr, then nr strings: the perf command line, joined by spaces.
+std::string RecordCommand(std::span<const uint8_t> body) {
+  uint32_t nr = Ld32(body.data());
+  size_t pos = 4;
+  std::string cmd, s;
+  for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
+  return cmd;
+}
+
+// HEADER_EVENT_DESC: u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string name, u64 ids[nr_ids].
+// Each attr is named by its first id (or, without ids, by its position).
+void NameAttrsFromEventDesc(std::span<const uint8_t> body, std::vector<PerfAttr>* attrs) {
+  if (body.size() < 8) return;
+  uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
+  size_t pos = 8;
+  std::string s;
+  for (uint32_t i = 0; i < nr; ++i) {
+    if (pos + attr_size + 4 > body.size()) break;
+    pos += attr_size;
+    uint32_t nr_ids = Ld32(body.data() + pos);
+    pos += 4;
+    if (!ReadHeaderString(body, &pos, &s)) break;
+    if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
+    uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
+    pos += uint64_t{nr_ids} * 8;
+    for (auto& a : *attrs) {
+      if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
+    }
+    if (nr_ids == 0 && i < attrs->size()) (*attrs)[i].name = s;
+  }
+}
+
+}  // namespace
+
 void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
   size_t pos = 0;
   std::string s;
@@ -223,40 +259,77 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
         meta_.cpu_description += meta_.cpu_description.empty() ? s : " (" + s + ")";
       }
       break;
-    case pd::kFeatCmdline: {
-      if (body.size() < 4) break;
-      uint32_t nr = Ld32(body.data());
-      pos = 4;
-      std::string cmd;
-      for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
-      meta_.record_command = cmd;
+    case pd::kFeatCmdline:
+      if (body.size() >= 4) meta_.record_command = RecordCommand(body);
       break;
-    }
-    case pd::kFeatEventDesc: {
-      // u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string name, u64 ids[nr_ids].
-      if (body.size() < 8) break;
-      uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
-      pos = 8;
-      for (uint32_t i = 0; i < nr; ++i) {
-        if (pos + attr_size + 4 > body.size()) break;
-        pos += attr_size;
-        uint32_t nr_ids = Ld32(body.data() + pos);
-        pos += 4;
-        if (!ReadHeaderString(body, &pos, &s)) break;
-        if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
-        uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
-        pos += uint64_t{nr_ids} * 8;
-        for (auto& a : attrs_) {
-          if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
-        }
-        if (nr_ids == 0 && i < attrs_.size()) attrs_[i].name = s;
-      }
+    case pd::kFeatEventDesc:
+      NameAttrsFromEventDesc(body, &attrs_);
       break;
-    }
     default:
       break;
   }
 }
+
+namespace {
+
+// PERF_RECORD_COMM: u32 pid, tid; char comm[].
+void ApplyComm(std::span<const uint8_t> body, TraceMeta* meta) {
+  if (body.size() < 9) return;
+  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
+  const char* c = reinterpret_cast<const char*>(body.data() + 8);
+  meta->comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
+  meta->tgid_by_tid[tid] = pid;
+}
+
+// PERF_RECORD_FORK: u32 pid, ppid, tid, ptid; u64 time. A new thread carries its parent's comm until
+// COMM.
+void ApplyFork(std::span<const uint8_t> body, TraceMeta* meta) {
+  if (body.size() < 16) return;
+  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
+  int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
+  meta->tgid_by_tid[tid] = pid;
+  if (!meta->comm_by_tid.count(tid) && meta->comm_by_tid.count(ptid)) {
+    meta->comm_by_tid[tid] = meta->comm_by_tid[ptid];
+  }
+}
+
+// What the metadata pass found that loses data: perf's own losses and records we cannot read.
+void BumpScanLosses(const PerfRecordStats& stats, Diagnostics* diagnostics) {
+  if (stats.lost_events || stats.lost_records) {
+    diagnostics->Bump(DiagId::kPerfdataLostEvents, stats.lost_events ? stats.lost_events : stats.lost_records);
+  }
+  if (stats.compressed_records) diagnostics->Bump(DiagId::kPerfdataCompressedUnsupported, stats.compressed_records);
+}
+
+// PERF_SAMPLE_READ's values (perf_event.h read_format): one value or a group of them, each with the
+// optional id and lost count, after the optional enabled/running times.
+bool SkipReadValues(uint64_t rf, size_t body_size, const uint8_t** p, const uint8_t* end) {
+  auto need = [&](uint64_t n) { return static_cast<uint64_t>(end - *p) >= n; };
+  uint64_t per_value = 8 + ((rf & pd::kReadId) ? 8 : 0) + ((rf & pd::kReadLost) ? 8 : 0);
+  uint64_t times = ((rf & pd::kReadTotalTimeEnabled) ? 8 : 0) + ((rf & pd::kReadTotalTimeRunning) ? 8 : 0);
+  uint64_t nr = 1;
+  if (rf & pd::kReadGroup) {
+    if (!need(8)) return false;
+    nr = Ld64(*p);
+    if (nr > body_size) return false;
+    *p += 8;
+  }
+  if (!need(times + nr * per_value)) return false;
+  *p += times + nr * per_value;
+  return true;
+}
+
+// PERF_SAMPLE_CALLCHAIN: u64 nr; u64 ips[nr].
+bool SkipCallchain(size_t body_size, const uint8_t** p, const uint8_t* end) {
+  if (end - *p < 8) return false;
+  uint64_t nr = Ld64(*p);
+  *p += 8;
+  if (nr > body_size / 8 || static_cast<uint64_t>(end - *p) < nr * 8) return false;
+  *p += nr * 8;
+  return true;
+}
+
+}  // namespace
 
 void PerfDataFile::ScanRecords() {
   const uint8_t* base = data_.data();
@@ -280,26 +353,8 @@ void PerfDataFile::ScanRecords() {
       case pd::kRecordSample:
         ++stats_.samples;
         break;
-      case pd::kRecordComm:
-        // u32 pid, tid; char comm[].
-        if (body.size() >= 9) {
-          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
-          const char* c = reinterpret_cast<const char*>(body.data() + 8);
-          meta_.comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
-          meta_.tgid_by_tid[tid] = pid;
-        }
-        break;
-      case pd::kRecordFork:
-        // u32 pid, ppid, tid, ptid; u64 time. A new thread carries its parent's comm until COMM.
-        if (body.size() >= 16) {
-          int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
-          int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
-          meta_.tgid_by_tid[tid] = pid;
-          if (!meta_.comm_by_tid.count(tid) && meta_.comm_by_tid.count(ptid)) {
-            meta_.comm_by_tid[tid] = meta_.comm_by_tid[ptid];
-          }
-        }
-        break;
+      case pd::kRecordComm: ApplyComm(body, &meta_); break;
+      case pd::kRecordFork: ApplyFork(body, &meta_); break;
       case pd::kRecordLost:
         // u64 id; u64 lost.
         ++stats_.lost_records;
@@ -347,12 +402,7 @@ void PerfDataFile::ScanRecords() {
     pos = next;
   }
   records_end_ = pos;
-  if (stats_.lost_events || stats_.lost_records) {
-    diagnostics_->Bump(DiagId::kPerfdataLostEvents, stats_.lost_events ? stats_.lost_events : stats_.lost_records);
-  }
-  if (stats_.compressed_records) {
-    diagnostics_->Bump(DiagId::kPerfdataCompressedUnsupported, stats_.compressed_records);
-  }
+  BumpScanLosses(stats_, diagnostics_);
 }
 
 void PerfDataFile::FinishAttrs() {
@@ -421,29 +471,8 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
     if (!need(8)) return false;
     p += 8;
   }
-  if (st & pd::kSampleRead) {
-    uint64_t rf = attr->read_format;
-    uint64_t per_value = 8 + ((rf & pd::kReadId) ? 8 : 0) + ((rf & pd::kReadLost) ? 8 : 0);
-    uint64_t times = ((rf & pd::kReadTotalTimeEnabled) ? 8 : 0) + ((rf & pd::kReadTotalTimeRunning) ? 8 : 0);
-    if (rf & pd::kReadGroup) {
-      if (!need(8)) return false;
-      uint64_t nr = Ld64(p);
-      if (nr > body.size()) return false;
-      p += 8;
-      if (!need(times + nr * per_value)) return false;
-      p += times + nr * per_value;
-    } else {
-      if (!need(times + per_value)) return false;
-      p += times + per_value;
-    }
-  }
-  if (st & pd::kSampleCallchain) {
-    if (!need(8)) return false;
-    uint64_t nr = Ld64(p);
-    p += 8;
-    if (nr > body.size() / 8 || !need(nr * 8)) return false;
-    p += nr * 8;
-  }
+  if ((st & pd::kSampleRead) && !SkipReadValues(attr->read_format, body.size(), &p, end)) return false;
+  if ((st & pd::kSampleCallchain) && !SkipCallchain(body.size(), &p, end)) return false;
   if (st & pd::kSampleRaw) {
     // u32 size; char data[size]; the record is padded to u64 after it.
     if (!need(4)) return false;

@@ -16,6 +16,13 @@ bool PerfSampleStream::Refill() {
   // Drop what was emitted; the rest (already sorted) stays at the front.
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(ready_end_));
   ready_begin_ = ready_end_ = 0;
+  ReadRound();
+  if (pending_.empty()) return pos_ < file_->records_end();
+  ReleaseSorted();
+  return true;
+}
+
+void PerfSampleStream::ReadRound() {
   auto data = file_->data();
   const size_t end = file_->records_end();
   bool round_end = false;
@@ -28,21 +35,7 @@ bool PerfSampleStream::Refill() {
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
     size_t next = pos_ + size;
     switch (type) {
-      case pd::kRecordSample: {
-        PerfSample s;
-        if (!file_->ParseSample(body, &s)) {
-          diagnostics_->Bump(DiagId::kPerfdataBadSample);
-          break;
-        }
-        if (s.raw.size() < 2) {
-          diagnostics_->Bump(DiagId::kPerfdataSampleWithoutRaw);
-          break;
-        }
-        max_ts_ns_ = std::max(max_ts_ns_, s.ts_ns);
-        pending_.push_back({s.ts_ns, pos_, s.cpu, s.tid, static_cast<uint32_t>(s.raw.size()),
-                            static_cast<uint32_t>(s.raw.data() - r)});
-        break;
-      }
+      case pd::kRecordSample: AddSample(body, r); break;
       case pd::kRecordLost:
       case pd::kRecordLostSamples: {
         uint64_t ts = max_ts_ns_;
@@ -67,12 +60,29 @@ bool PerfSampleStream::Refill() {
     }
     pos_ = next;
   }
-  if (pending_.empty()) return pos_ < end;
+}
+
+void PerfSampleStream::AddSample(std::span<const uint8_t> body, const uint8_t* record) {
+  PerfSample s;
+  if (!file_->ParseSample(body, &s)) {
+    diagnostics_->Bump(DiagId::kPerfdataBadSample);
+    return;
+  }
+  if (s.raw.size() < 2) {
+    diagnostics_->Bump(DiagId::kPerfdataSampleWithoutRaw);
+    return;
+  }
+  max_ts_ns_ = std::max(max_ts_ns_, s.ts_ns);
+  pending_.push_back({s.ts_ns, pos_, s.cpu, s.tid, static_cast<uint32_t>(s.raw.size()),
+                      static_cast<uint32_t>(s.raw.data() - record)});
+}
+
+void PerfSampleStream::ReleaseSorted() {
   auto by_time = [](const Pending& a, const Pending& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
   };
   std::sort(pending_.begin(), pending_.end(), by_time);
-  if (pos_ >= end) {
+  if (pos_ >= file_->records_end()) {
     ready_end_ = pending_.size();  // the end: everything may go
   } else if (have_flush_limit_) {
     ready_end_ = static_cast<size_t>(
@@ -82,7 +92,6 @@ bool PerfSampleStream::Refill() {
   }
   flush_limit_ns_ = max_ts_ns_;
   have_flush_limit_ = true;
-  return true;
 }
 
 bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {

@@ -44,6 +44,9 @@ class PerfSampleStream {
   static constexpr uint32_t kLostMarker = 0xffffffffu;
   // Reads records up to the next round marker (or the end); returns false when nothing is left.
   bool Refill();
+  void ReadRound();  // the records of one round into pending_
+  void AddSample(std::span<const uint8_t> body, const uint8_t* record);
+  void ReleaseSorted();  // sorts pending_ and marks what no later record can precede
 
   const PerfDataFile* file_;
   Diagnostics* diagnostics_;

@@ -34,7 +34,7 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
   auto data = r.Bytes(csize);
   if (!r.ok()) { s.truncated = true; s.chunks_left = 0; return false; }
   s.pos = r.pos();
-  out->file_bytes = csize + 8;
+  out->file_bytes = csize + kCompressedBlockHeaderSize;
   out->corrupt = !PlausibleUncompressedSize(csize, usize);
   if (!out->corrupt) {
     out->bytes.resize(usize);

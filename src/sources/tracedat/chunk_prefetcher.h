@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sources/tracedat/decompressor.h"
+#include "sources/tracedat/tracedat_format.h"
 
 namespace exitscope {
 
@@ -48,7 +49,7 @@ class ChunkPrefetcher {
   static constexpr size_t kMinDepth = 4;
   struct Stream {
     std::span<const uint8_t> region;
-    size_t pos = 4;
+    size_t pos = kChunkCountSize;
     uint32_t chunks_left = 0;
     bool truncated = false;
     bool done = false;        // set under the lock once the worker produced the last chunk

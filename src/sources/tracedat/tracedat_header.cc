@@ -10,10 +10,6 @@
 namespace exitscope {
 namespace {
 
-// v6: the 10-byte markers after the CPU count (trace-cmd.dat.v6.5.txt "REST OF TRACE-CMD HEADER").
-constexpr std::string_view kV6Options("options  \0", 10);
-constexpr std::string_view kV6Latency("latency  \0", 10);
-constexpr std::string_view kV6Flyrecord("flyrecord\0", 10);
 // The whole trace_clock file is well under this (a dozen names); more is damage.
 constexpr uint64_t kMaxV6ClockText = 4096;
 
@@ -321,7 +317,7 @@ Status HeaderParser::ParseV7(ByteReader* r) {
   if (Status s = ParseSections(); !s.ok()) return s;
   if (have_buffer_ && !layout_.cpus.empty()) {
     ByteReader h(file_);
-    h.Seek(buffer_section_ + 2);
+    h.Seek(buffer_section_ + kSectionFlagsOffset);
     uint16_t flags = h.U16();
     if (!h.ok()) return Truncated("its flyrecord section header");
     layout_.data_compressed = (flags & kSectionCompressed) != 0;

@@ -14,41 +14,9 @@
 #include "base/result.h"
 #include "model/trace_meta.h"
 #include "sources/tracedat/decompressor.h"
+#include "sources/tracedat/tracedat_format.h"
 
 namespace exitscope {
-
-// trace-cmd lib/trace-cmd/include/trace-cmd-local.h / trace.dat.v7 doc: option ids.
-enum TraceDatOption : uint16_t {
-  kOptDone = 0,
-  kOptDate = 1,
-  kOptCpuStat = 2,
-  kOptBuffer = 3,
-  kOptTraceClock = 4,
-  kOptUname = 5,
-  kOptHook = 6,
-  kOptOffset = 7,
-  kOptCpuCount = 8,
-  kOptVersion = 9,
-  kOptProcMaps = 10,
-  kOptTraceId = 11,
-  kOptTimeShift = 12,
-  kOptGuest = 13,
-  kOptTsc2Nsec = 14,
-  kOptStrings = 15,
-  kOptHeaderInfo = 16,
-  kOptFtraceEvents = 17,
-  kOptEventFormats = 18,
-  kOptKallsyms = 19,
-  kOptPrintk = 20,
-  kOptCmdlines = 21,
-  kOptBufferText = 22,
-};
-
-// Bumped (info) per TIME_SHIFT option: its guest→host offsets are not applied.
-inline constexpr const char* kTimeShiftIgnored = "tracedat.time_shift_ignored";
-
-// v7 section header flag: the section body is {u32 compressed size, u32 size, data}.
-inline constexpr uint16_t kSectionCompressed = 1;
 
 struct TraceDatCpuData {
   int32_t cpu = 0;

@@ -1,4 +1,5 @@
-// MakeDecodingSource's loss-marker hand-off: a raw source (like perf.data's PerfSampleStream) writes
+// KvmDecoder (decode/kvm_decoder.h): fields bound by name from a format, absent ones counted and read
+// as 0; and MakeDecodingSource's loss-marker hand-off: a raw source (like perf.data's PerfSampleStream) writes
 // *lost only when a marker precedes a record, so a marker on a skipped (non-kvm) record must reach the
 // caller once, with its own count, however many skipped records follow it.
 #include <gtest/gtest.h>
@@ -88,6 +89,40 @@ TEST(DecodingSourceTest, MarkersOnTwoSkippedRecordsOfOneCpuAreSummed) {
   ASSERT_TRUE(src->Next(&e, &lost));
   EXPECT_EQ(lost.cpu, 1);
   EXPECT_EQ(lost.count, 7u);
+}
+
+TEST(KvmDecoder, FormatLackingAFieldIsCountedAndReadsZero) {
+  std::string text =
+      "name: kvm_exit\nID: 7\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+      "\tfield:unsigned int exit_reason;\toffset:8;\tsize:4;\tsigned:0;\n"
+      "\tfield:unsigned long guest_rip;\toffset:16;\tsize:8;\tsigned:0;\n"
+      "print fmt: \"x\"\n";
+  FormatRegistry reg;
+  auto f = ParseEventFormat(text, "kvm");
+  ASSERT_TRUE(f.ok());
+  reg.Add(std::move(f.value()));
+  Diagnostics diag;
+  KvmDecoder dec(reg, Isa::kVmx, &diag);
+  EXPECT_EQ(diag.Count("decode.missing_field.kvm_exit.info1"), 1u);
+  EXPECT_EQ(diag.Count("decode.missing_field.kvm_exit.vcpu_id"), 0u);  // optional on old kernels
+  uint8_t payload[24] = {7, 0, 0, 0, 42, 0, 0, 0, 30, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x20, 0, 0, 0, 0, 0, 0};
+  RawEvent raw{100, 1, -1, 7, payload};
+  KvmEvent ev;
+  ASSERT_TRUE(dec.Decode(raw, &ev));
+  EXPECT_EQ(ev.kind, EventKind::kExit);
+  EXPECT_EQ(ev.reason, 30u);
+  EXPECT_EQ(ev.rip, 0x2010u);
+  EXPECT_EQ(ev.tid, 42);
+  EXPECT_EQ(ev.vcpu_id, -1);
+  EXPECT_EQ(ev.info1, 0u);
+  EXPECT_EQ(ev.isa, Isa::kVmx);
+  // A payload shorter than the format reads the missing bytes as 0, not out of bounds.
+  RawEvent shortraw{100, 1, -1, 7, std::span<const uint8_t>(payload, 12)};
+  ASSERT_TRUE(dec.Decode(shortraw, &ev));
+  EXPECT_EQ(ev.rip, 0u);
+  EXPECT_EQ(ev.reason, 30u);
 }
 
 }  // namespace

@@ -1,0 +1,142 @@
+// TracefsInstance (sources/live/tracefs_instance.h) on a fake tracefs in a temporary directory
+// (tests/fake_tracefs.h): creating instances/exitscope-<pid> with tracing off, enabling events,
+// the pid filter, removal (by Remove and by the destructor, also after a failed Create), and the
+// removal of instances a SIGKILLed run left. The same paths on the real tracefs: live_recorder_test
+// (where tracefs is writable) and the kvmhost suite.
+#include "sources/live/tracefs_instance.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "fake_tracefs.h"
+
+namespace exitscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FakeTracefs;
+using testing::ReadText;
+
+const std::string kFormats = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/formats/";
+
+std::string OwnInstance(const FakeTracefs& t) {
+  return t.root() + "/instances/exitscope-" + std::to_string(::getpid());
+}
+
+// A pid that is certainly not running: a child that has exited and been reaped.
+int DeadPid() {
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST(TracefsInstance, CreateMakesOwnInstanceWithTracingOffAndRemoveDeletesIt) {
+  FakeTracefs t;
+  t.AddEvent("kvm", "kvm_exit", ReadText(kFormats + "kvm_exit.format"));
+  auto inst = TracefsInstance::Create(t.root(), 2048, FakeTracefs::Ops());
+  ASSERT_TRUE(inst.ok()) << inst.error().message;
+  EXPECT_EQ((*inst)->dir(), OwnInstance(t));
+  EXPECT_TRUE(fs::is_directory(OwnInstance(t)));
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/tracing_on"), "0");  // a new instance traces: switched off
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/buffer_size_kb"), "2048");
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/set_event_notrace_pid"), std::to_string(::getpid()));
+  EXPECT_EQ((*inst)->cpu_count(), testing::kFakeCpus);
+  EXPECT_EQ((*inst)->page_size(), 4096u);  // header_page: data at 16, 4080 bytes
+  ASSERT_TRUE((*inst)->SetTracingOn(true).ok());
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/tracing_on"), "1");
+  ASSERT_TRUE((*inst)->Remove().ok());
+  EXPECT_FALSE(fs::exists(OwnInstance(t)));
+  EXPECT_TRUE((*inst)->Remove().ok());  // idempotent
+}
+
+TEST(TracefsInstance, DestructorRemovesTheInstance) {
+  FakeTracefs t;
+  {
+    auto inst = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+    ASSERT_TRUE(inst.ok()) << inst.error().message;
+    EXPECT_TRUE(fs::exists(OwnInstance(t)));
+    EXPECT_EQ(ReadText(OwnInstance(t) + "/buffer_size_kb"), "");  // 0: the kernel's size kept
+  }
+  EXPECT_FALSE(fs::exists(OwnInstance(t)));
+}
+
+TEST(TracefsInstance, EnablesEventsAndSkipsMissingOnlyWhenAsked) {
+  FakeTracefs t;
+  t.AddEvent("kvm", "kvm_exit", ReadText(kFormats + "kvm_exit.format"));
+  t.AddEvent("kvm", "kvm_entry", ReadText(kFormats + "kvm_entry.format"));
+  auto inst = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+  ASSERT_TRUE(inst.ok()) << inst.error().message;
+  ASSERT_TRUE((*inst)->EnableEvents({"kvm:kvm_exit", "kvm_entry", "kvm:kvm_not_in_this_kernel"}, true).ok());
+  ASSERT_EQ((*inst)->events().size(), 2u);
+  EXPECT_EQ((*inst)->events()[0].name, "kvm_exit");
+  EXPECT_EQ((*inst)->events()[1].system, "kvm");
+  EXPECT_EQ((*inst)->events()[0].format, ReadText(kFormats + "kvm_exit.format"));
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/events/kvm/kvm_exit/enable"), "1");
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/events/kvm/kvm_entry/enable"), "1");
+
+  Status missing = (*inst)->EnableEvents({"kvm:kvm_not_in_this_kernel"}, false);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().tag, "live.no-such-event");
+  Status no_system = (*inst)->EnableEvents({"nosuchsystem:x"}, false);
+  ASSERT_FALSE(no_system.ok());
+  EXPECT_EQ(no_system.error().tag, "live.no-such-event");
+}
+
+TEST(TracefsInstance, NoKvmEventsIsUnavailableNotUsage) {
+  FakeTracefs t;  // a kernel without the kvm module: no events/kvm
+  auto inst = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+  ASSERT_TRUE(inst.ok()) << inst.error().message;
+  Status s = (*inst)->EnableEvents(DefaultExitEvents(), true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().tag, "live.no-kvm-events");
+  EXPECT_EQ(s.error().code, kExitUnavailable);
+}
+
+TEST(TracefsInstance, PidFilterFollowsForks) {
+  FakeTracefs t;
+  auto inst = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+  ASSERT_TRUE(inst.ok()) << inst.error().message;
+  ASSERT_TRUE((*inst)->FilterPids({1201, 1202}).ok());
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/set_event_pid"), "1201 1202 ");
+  EXPECT_EQ(ReadText(OwnInstance(t) + "/options/event-fork"), "1");
+}
+
+TEST(TracefsInstance, StaleInstancesOfDeadRunsAreRemovedOthersKept) {
+  FakeTracefs t;
+  const std::string inst = t.root() + "/instances/";
+  const std::string dead = inst + "exitscope-" + std::to_string(DeadPid());
+  const std::string alive = inst + "exitscope-" + std::to_string(::getppid());
+  for (const std::string& d : {dead, alive, inst + "exitscope-notapid", inst + "trace-cmd-4242"}) {
+    ASSERT_TRUE(fs::create_directory(d)) << d;
+  }
+  // Plain rmdir is what the kernel's ops do; the leftover instances here are empty directories.
+  auto removed = RemoveStaleInstances(t.root());
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 1);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));  // a running exitscope's instance is not ours to take
+  EXPECT_TRUE(fs::exists(inst + "exitscope-notapid"));
+  EXPECT_TRUE(fs::exists(inst + "trace-cmd-4242"));  // other tools' instances are never touched
+  // Create does the same clean-up first, through its own ops.
+  ASSERT_TRUE(fs::create_directory(dead));
+  auto created = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  EXPECT_FALSE(fs::exists(dead));
+}
+
+TEST(TracefsInstance, FailedCreateLeavesNoInstanceBehind) {
+  FakeTracefs t;
+  // Plain mkdir: the directory appears empty (no tracing_on), as on a filesystem that is not tracefs.
+  auto inst = TracefsInstance::Create(t.root(), 0, KernelInstanceDirOps());
+  ASSERT_FALSE(inst.ok());
+  EXPECT_EQ(inst.error().tag, "live.tracefs-io");
+  EXPECT_FALSE(fs::exists(OwnInstance(t)));
+}
+
+}  // namespace
+}  // namespace exitscope
