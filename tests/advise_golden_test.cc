@@ -80,7 +80,7 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(rc, 65);  // the trace lost entries: partial result, said by the exit code
   EXPECT_EQ(j["schema_version"], 1);
-  EXPECT_EQ(j["exits"], 22754);  // = `report`'s timed exits
+  EXPECT_EQ(j["exits"], 22743);  // = `report`'s timed exits (11 resume mismatches are not timed)
   // APIC_WRITE (all to TMICT, 0x380) is the most frequent exit; HLT holds the exit time.
   EXPECT_EQ(j["exit_classes"][0]["class"], "APIC write");
   EXPECT_EQ(j["exit_classes"][0]["exits"], 8251);
@@ -90,8 +90,10 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   EXPECT_EQ((*timer)["evidence"]["registers"], "APIC 0x380 ×8251 (4.19 ms)");
   const auto* halt = FindingById(j, "halt-poll");
   ASSERT_NE(halt, nullptr);
-  EXPECT_EQ((*halt)["exits"], 7574);
-  EXPECT_NEAR((*halt)["share"].get<double>(), 0.973, 0.001);
+  EXPECT_EQ((*halt)["exits"], 7568);
+  // advise still prices exits by dur_ns: without the 2.076 s MSR_WRITE and 1.972 s
+  // EXTERNAL_INTERRUPT timed across lost events, HLT holds 99.98 % (was 97.3 %).
+  EXPECT_NEAR((*halt)["share"].get<double>(), 0.9998, 0.0005);
   EXPECT_EQ(FindingById(j, "dr-burst"), nullptr);
   EXPECT_EQ(FindingById(j, "vmm-doorbell"), nullptr);
 }

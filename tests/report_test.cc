@@ -61,23 +61,42 @@ TEST(ReportTest, TextAndJsonOnSyntheticVmxEvents) {
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_EQ(r.groups[0].label, "qemu-system-x86 (pid 10)");
   ASSERT_EQ(r.groups[0].reasons.size(), 2u);
-  EXPECT_EQ(r.groups[0].reasons[0].name, "HLT");  // ties on count: more time first
-  EXPECT_EQ(r.groups[0].reasons[0].stats.count, 10u);
-  EXPECT_EQ(r.groups[0].reasons[0].stats.mean_ns, 5000);
-  EXPECT_EQ(r.groups[0].reasons[1].stats.max_ns, 1000u);
+  // Ties on count: more handling time first. A HLT's time is blocked (no kvm_vcpu_wakeup here), kept
+  // out of TOTAL/%TIME/MEAN, so MSR_WRITE leads.
+  EXPECT_EQ(r.groups[0].reasons[0].name, "MSR_WRITE");
+  EXPECT_EQ(r.groups[0].reasons[0].stats.max_ns, 1000u);
+  EXPECT_EQ(r.groups[0].reasons[0].blocked_ns, 0u);
+  EXPECT_EQ(r.groups[0].reasons[1].name, "HLT");
+  EXPECT_EQ(r.groups[0].reasons[1].stats.count, 10u);
+  EXPECT_EQ(r.groups[0].reasons[1].stats.mean_ns, 0);
+  EXPECT_EQ(r.groups[0].reasons[1].blocked_ns, 50000u);
+  EXPECT_DOUBLE_EQ(r.groups[0].reasons[0].pct_time, 100.0);
   EXPECT_FALSE(r.partial);
+  EXPECT_FALSE(r.totals.userspace_known);
   std::string text = RenderTextReport(r);
   EXPECT_NE(text.find("HLT"), std::string::npos);
-  EXPECT_NE(text.find("5.000us"), std::string::npos);
+  EXPECT_NE(text.find("BLOCKED"), std::string::npos);
+  EXPECT_NE(text.find("50.00us"), std::string::npos);  // HLT's blocked time
+  EXPECT_NE(text.find("kvm_vcpu_wakeup not recorded"), std::string::npos);
   EXPECT_NE(text.find("TSC_DEADLINE"), std::string::npos);
+  // No kvm_userspace_exit recorded: no in-kernel share is claimed.
+  EXPECT_EQ(text.find("TO VMM"), std::string::npos);
+  EXPECT_EQ(text.find("handled in kernel"), std::string::npos);
+  EXPECT_NE(text.find("in kernel vs VMM: unknown: record kvm_userspace_exit"), std::string::npos);
 
   auto j = nlohmann::json::parse(RenderJsonReport(r));
   EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
   EXPECT_EQ(j["totals"]["kvm_exit"], 20);
   EXPECT_EQ(j["totals"]["kvm_entry"], 20);
   EXPECT_EQ(j["group_by"], "vm");
-  EXPECT_EQ(j["groups"][0]["reasons"][1]["reason"], "MSR_WRITE");
-  EXPECT_EQ(j["groups"][0]["reasons"][1]["total_ns"], 10000);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["reason"], "MSR_WRITE");
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["total_ns"], 10000);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["total_ns"], 0);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["blocked_ns"], 50000);
+  EXPECT_EQ(j["totals"]["reported"]["blocked_ns"], 50000);
+  EXPECT_TRUE(j["totals"]["in_kernel_count"].is_null());
+  EXPECT_TRUE(j["groups"][0]["reasons"][0]["userspace_count"].is_null());
+  EXPECT_EQ(j["totals"]["userspace_recorded"], false);
   EXPECT_EQ(j["details"][0]["kind"], "msr");
   EXPECT_EQ(j["details"][0]["name"], "TSC_DEADLINE");
   EXPECT_EQ(j["details"][0]["access"], "write");
@@ -150,13 +169,13 @@ TEST(ReportTest, UntimedExitsAreCountedByReason) {
   ASSERT_EQ(r.groups.size(), 1u);
   const GroupReport& g = r.groups[0];
   ASSERT_EQ(g.reasons.size(), 2u);
-  EXPECT_EQ(g.reasons[0].name, "HLT");  // ties on count (10 each): more time first
-  EXPECT_EQ(g.reasons[0].count, 10u);
-  EXPECT_EQ(g.reasons[0].stats.count, 8u);
+  EXPECT_EQ(g.reasons[1].name, "HLT");  // ties on count (10 each): more handling time first
   EXPECT_EQ(g.reasons[1].count, 10u);
-  EXPECT_EQ(g.reasons[1].stats.count, 10u);
+  EXPECT_EQ(g.reasons[1].stats.count, 8u);
+  EXPECT_EQ(g.reasons[0].count, 10u);
+  EXPECT_EQ(g.reasons[0].stats.count, 10u);
   EXPECT_EQ(g.count, 20u);
-  EXPECT_DOUBLE_EQ(g.reasons[0].pct_count, 50.0);
+  EXPECT_DOUBLE_EQ(g.reasons[1].pct_count, 50.0);
   EXPECT_EQ(r.totals.untimed, 2u);
   std::string text = RenderTextReport(r);
   EXPECT_EQ(text.substr(0, text.find('\n')), "PARTIAL RESULT: 2 exits lost their entry (see diagnostics)");
@@ -167,8 +186,8 @@ TEST(ReportTest, UntimedExitsAreCountedByReason) {
   EXPECT_EQ(m[2], "2");
   EXPECT_EQ(m[3], "50.00%");
   auto j = nlohmann::json::parse(RenderJsonReport(r));
-  EXPECT_EQ(j["groups"][0]["reasons"][0]["count"], 10);
-  EXPECT_EQ(j["groups"][0]["reasons"][0]["timed_count"], 8);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["count"], 10);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["timed_count"], 8);
   EXPECT_EQ(j["totals"]["reported"]["count"], 20);
   EXPECT_EQ(j["totals"]["reported"]["timed_count"], 18);
 

@@ -72,6 +72,13 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   report.totals.exits = pairer.counts().exits;
   report.totals.entries = pairer.counts().entries;
   report.totals.timed = pairer.counts().paired;
+  const PairerCounts& pc = pairer.counts();
+  report.totals.userspace_known = pc.userspace_exits != 0;
+  report.totals.wakeups = pc.wakeups;
+  report.totals.wakeups_polled = pc.wakeups_polled;
+  report.totals.wakeups_invalid = pc.wakeups_invalid;
+  report.totals.silences = pc.silences;
+  report.totals.silence_ns = pc.silence_ns;
   aggregator.Fill(&report);
 
   Diagnostics all = source.diagnostics();
