@@ -536,7 +536,9 @@ TEST(ExitPairerRealTraceTest, Hip24TwoVcpuTimesNoExitAcrossAResumeMismatchOrSile
     EXPECT_EQ(entry.ts_ns - exit.ts_ns, s.dur_ns);
     EXPECT_LE(entry.rip - exit.rip, kMaxInsnBytes) << "timed across a resume mismatch at " << s.ts_ns;
     const bool hlt = s.reason == 12;
-    if (!hlt) EXPECT_LT(max_gap, kSilenceNs) << "timed across a silence at " << s.ts_ns;
+    if (!hlt) {
+      EXPECT_LT(max_gap, kSilenceNs) << "timed across a silence at " << s.ts_ns;
+    }
     // No kvm_vcpu_wakeup in this trace: a HLT is blocked for its whole time, nothing else is.
     EXPECT_EQ(s.blocked_ns, hlt ? s.dur_ns : 0) << s.ts_ns;
     if (hlt) hlt_blocked += s.blocked_ns;

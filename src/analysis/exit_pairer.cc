@@ -50,9 +50,10 @@ bool MovesRip(Isa isa, uint32_t reason) {
 // VMX/SVM instructions reach L0 only from a guest that is itself a hypervisor.
 bool RunsNested(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {
-    if (reason & kVmxFailedVmentry) return false;
-    uint32_t r = reason & kVmxBasicMask;
-    return (r >= kVmxVmclear && r <= kVmxVmon) || r == kVmxInvept || r == kVmxInvvpid;
+    // One mask test per exit (failed VM entries set bit 31: never below 64).
+    constexpr uint64_t kNested = (((uint64_t{1} << (kVmxVmon + 1)) - 1) & ~((uint64_t{1} << kVmxVmclear) - 1)) |
+                                 (uint64_t{1} << kVmxInvept) | (uint64_t{1} << kVmxInvvpid);
+    return reason < 64 && ((kNested >> reason) & 1);
   }
   // VMRUN, VMLOAD, VMSAVE, STGI, CLGI (not VMMCALL, 0x081: a hypercall of any guest).
   return isa == Isa::kSvm && (reason == kSvmVmrun || (reason >= kSvmVmload && reason <= kSvmClgi));
@@ -97,14 +98,14 @@ void ExitPairer::OnLost(const LostEvents& lost) {
 }
 
 void ExitPairer::OnEvent(const KvmEvent& e) {
-  // Sources deliver time order; a record slightly behind (counted by the merger) is no silence.
-  if (e.ts_ns > last_ts_ns_) {
-    if (e.ts_ns - last_ts_ns_ >= kSilenceNs && last_ts_ns_ != 0) {
-      ++counts_.silences;
-      counts_.silence_ns += e.ts_ns - last_ts_ns_;
-    }
-    last_ts_ns_ = e.ts_ns;
+  // No call here (a call would cost every event a stack frame). A record slightly behind the latest
+  // (sources deliver time order; the merger counts those) has a negative gap: no silence.
+  const int64_t gap = static_cast<int64_t>(e.ts_ns - last_ts_ns_);
+  if (gap >= static_cast<int64_t>(kSilenceNs)) [[unlikely]] {
+    ++counts_.silences;
+    counts_.silence_ns += static_cast<uint64_t>(gap);
   }
+  last_ts_ns_ = e.ts_ns;
   switch (e.kind) {
     case EventKind::kExit: OnExit(e, State(e.tid)); break;
     case EventKind::kEntry: OnEntry(e, State(e.tid)); break;
@@ -218,14 +219,19 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
                        "entry with no open exit on its thread: an exit was lost");
     return;
   }
-  if (!Resumes(s, e, t)) {
+  // The level (guest_mode) the exit happened at is the one its thread last entered.
+  const uint8_t exit_level = t.last_level;
+  if (e.aux != 0) t.last_level = static_cast<uint8_t>(e.aux);
+  // Fast path: re-executed or skipped (unsigned: an entry before the exit's RIP wraps past it).
+  if (e.rip - s.rip > kMaxInsnBytes && !Resumes(s, e, t, exit_level)) {
     EmitUntimed(t);
     diagnostics_->Bump(kPairResumeMismatch, Severity::kDataLoss,
                        "exits whose next entry resumed the guest elsewhere (not at the exit's RIP or the "
                        "next instruction): events were lost between; counted, not timed");
     return;
   }
-  if (t.silence_at_exit != counts_.silences && !s.to_userspace && !IsHlt(s.isa, s.reason) && !t.woken) {
+  const bool hlt = IsHlt(s.isa, s.reason);
+  if (t.silence_at_exit != counts_.silences && !s.to_userspace && !hlt && !t.woken) {
     EmitUntimed(t);
     diagnostics_->Bump(kPairAcrossSilence, Severity::kDataLoss,
                        "non-blocking exits open while every CPU recorded nothing for 100 ms or more (a "
@@ -237,11 +243,9 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   s.dur_ns = e.ts_ns - s.ts_ns;
   if (t.woken) {
     s.blocked_ns = std::min(s.blocked_ns, s.dur_ns);
-  } else if (IsHlt(s.isa, s.reason) && !s.to_userspace) {
+  } else if (hlt && !s.to_userspace) {
     s.blocked_ns = s.dur_ns;
-    diagnostics_->Bump(kPairBlockedAssumed, Severity::kInfo,
-                       "HLT exits without kvm_vcpu_wakeup: their whole time is counted as blocked, none as "
-                       "handling (record kvm:kvm_vcpu_wakeup to split polling, waiting and handling)");
+    ++blocked_assumed_;  // a third of all exits on idle guests: bumped once, in Finish
   } else {
     s.blocked_ns = 0;
   }
@@ -254,19 +258,14 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   sink_->OnExitSample(s);
 }
 
-bool ExitPairer::Resumes(const ExitSample& s, const KvmEvent& e, ThreadState& t) {
-  const uint8_t exit_level = t.last_level;
-  if (e.aux != 0) t.last_level = static_cast<uint8_t>(e.aux);
+bool ExitPairer::Resumes(const ExitSample& s, const KvmEvent& e, const ThreadState& t, uint8_t exit_level) {
   // The SIPI vector's CS:0 is also what an entry without a rip field reads.
   if (e.rip == kSipiRip || e.rip == kResetRip) return true;
-  if (e.rip - s.rip <= kMaxInsnBytes) return true;     // re-executed or skipped (unsigned: rip >= exit)
   if (s.to_userspace || t.emulated || MovesRip(s.isa, s.reason)) return true;
   if (e.aux != 0 && exit_level != 0) {
     if (e.aux != exit_level) return true;  // L1 <-> L2: the other level's RIP
   } else if (t.nested) {
-    diagnostics_->Bump(kPairResumeUnchecked, Severity::kInfo,
-                       "pairs of a nested-hypervisor vCPU whose RIP move was not checked (this kernel's "
-                       "kvm_entry has no guest_mode field; a reflected exit resumes L1 elsewhere)");
+    ++resume_unchecked_;
     return true;
   }
   return false;
@@ -317,6 +316,20 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
 }
 
 void ExitPairer::Finish() {
+  if (blocked_assumed_) {
+    diagnostics_->Bump(kPairBlockedAssumed, Severity::kInfo,
+                       "HLT exits without kvm_vcpu_wakeup: their whole time is counted as blocked, none as "
+                       "handling (record kvm:kvm_vcpu_wakeup to split polling, waiting and handling)",
+                       blocked_assumed_);
+    blocked_assumed_ = 0;
+  }
+  if (resume_unchecked_) {
+    diagnostics_->Bump(kPairResumeUnchecked, Severity::kInfo,
+                       "pairs of a nested-hypervisor vCPU whose RIP move was not checked (this kernel's "
+                       "kvm_entry has no guest_mode field; a reflected exit resumes L1 elsewhere)",
+                       resume_unchecked_);
+    resume_unchecked_ = 0;
+  }
   uint64_t final_open = 0;
   for (auto& [tid, t] : threads_) {
     if (!t.has_open) continue;

@@ -144,8 +144,10 @@ class ExitPairer {
   void OnEntry(const KvmEvent& e, ThreadState& t);
   void OnDetail(const KvmEvent& e, ThreadState& t);
   void EmitUntimed(ThreadState& t);
-  // False when the entry cannot resume the open exit (the resume check above); counts why not.
-  bool Resumes(const ExitSample& s, const KvmEvent& entry, ThreadState& t);
+  // The resume check's slow path, for an entry not within one instruction after the exit's RIP:
+  // false when it cannot resume the open exit (the header's rules).
+  bool Resumes(const ExitSample& s, const KvmEvent& entry, const ThreadState& t,
+               uint8_t exit_level);
   void OnWakeup(const KvmEvent& e, ThreadState& t);
 
   Diagnostics* diagnostics_;
@@ -159,7 +161,9 @@ class ExitPairer {
   // kvm_entry (not recorded) gets kPairEntryNotRecorded instead.
   uint64_t lost_entry_before_any_entry_ = 0;
   uint64_t exit_before_any_entry_ = 0;
-  uint64_t last_ts_ns_ = 0;  // latest kvm event time, for the silence check
+  // Latest kvm event time, for the silence check; starts "in the future" so the first event is no gap.
+  uint64_t last_ts_ns_ = UINT64_MAX / 2;
+  uint64_t blocked_assumed_ = 0, resume_unchecked_ = 0;  // frequent info counts, bumped in Finish
 };
 
 }  // namespace exitscope
