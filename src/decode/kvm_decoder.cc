@@ -176,7 +176,10 @@ void KvmDecoder::Bindings::BindFast(const BoundKind& k) {
     const Slot* level = SlotOf(k, Target::kLevel, 1);
     f.on = need(level ? std::initializer_list<const Slot*>{vcpu, rip, level}
                       : std::initializer_list<const Slot*>{vcpu, rip}, &f.need);
-    if (f.on) f.vcpu = vcpu->offset, f.rip = rip->offset, f.level = level ? static_cast<int32_t>(level->offset) : -1;
+    if (f.on) {
+      f.vcpu = vcpu->offset, f.rip = rip->offset;
+      f.level = level ? static_cast<int32_t>(level->offset) : -1;
+    }
   }
 }
 

@@ -97,7 +97,8 @@ std::string ReasonTable(const GroupReport& g, bool userspace_known) {
 // Where the BLOCKED column came from, and what the tables leave out, once per report.
 std::string BlockedNote(const ReportTotals& t) {
   if (t.blocked_ns == 0) return {};
-  std::string out = fmt::format("\nblocked (halted vCPUs waiting for work, not in TOTAL/%TIME/MEAN): {}", FormatDuration(t.blocked_ns));
+  std::string out = fmt::format("\nblocked (halted vCPUs waiting for work, not in TOTAL/%TIME/MEAN): {}",
+                                FormatDuration(t.blocked_ns));
   if (t.wakeups) {
     out += fmt::format(" · kvm_vcpu_wakeup: {} halts, {} ended by polling, {} waited, {} spurious\n",
                        Count(t.wakeups), Count(t.wakeups_polled), Count(t.wakeups - t.wakeups_polled),
