@@ -123,6 +123,40 @@ TEST(ReportTest, FiltersByReasonVcpuThreadAndTime) {
   EXPECT_EQ(rb.totals.all.count, 8u);
 }
 
+// kvm_vcpu_wakeup inside a HLT gives its blocked time (polled or waited); the rest is handling.
+TEST(ReportTest, WakeupsSplitHaltsIntoBlockedAndHandling) {
+  std::vector<KvmEvent> v;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t t = 1000 + 100000 * i;
+    v.push_back(Ev(EventKind::kExit, t, 0, 11, 12));  // HLT, 10 us
+    KvmEvent w = Ev(EventKind::kVcpuWakeup, t + 9000, 0, 11);
+    w.info1 = 8000;  // 8 us halted: 2 us handling
+    w.aux = i % 2;   // waited on odd halts, polling succeeded on even ones
+    w.write = true;  // valid
+    v.push_back(w);
+    v.push_back(Ev(EventKind::kEntry, t + 10000, 0, 11));
+  }
+  TraceMeta meta;
+  VectorSource src(v, meta);
+  Report r = BuildReport(src, ReportOptions{});
+  ASSERT_EQ(r.groups.size(), 1u);
+  const ReasonRow& hlt = r.groups[0].reasons[0];
+  EXPECT_EQ(hlt.name, "HLT");
+  EXPECT_EQ(hlt.stats.total_ns, 8000u);
+  EXPECT_EQ(hlt.stats.max_ns, 2000u);
+  EXPECT_EQ(hlt.blocked_ns, 32000u);
+  EXPECT_EQ(r.totals.wakeups, 4u);
+  EXPECT_EQ(r.totals.wakeups_polled, 2u);
+  std::string text = RenderTextReport(r);
+  EXPECT_NE(text.find("kvm_vcpu_wakeup: 4 halts, 2 ended by polling, 2 waited, 0 spurious"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("pair.hlt_blocked_without_wakeup"), std::string::npos);
+  auto j = nlohmann::json::parse(RenderJsonReport(r));
+  EXPECT_EQ(j["totals"]["vcpu_wakeups"]["polled"], 2);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["blocked_ns"], 32000);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["total_ns"], 8000);
+}
+
 TEST(ReportTest, NoEventsIsACleanEmptyReport) {
   TraceMeta meta;
   VectorSource src({}, meta);
