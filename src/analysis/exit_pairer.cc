@@ -235,7 +235,8 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
     EmitUntimed(t);
     diagnostics_->Bump(kPairAcrossSilence, Severity::kDataLoss,
                        "non-blocking exits open while every CPU recorded nothing for 100 ms or more (a "
-                       "recording hole, or the vCPU thread preempted that long); counted, not timed");
+                       "recording hole; or the vCPU thread preempted that long, or held by a VMM whose "
+                       "kvm_userspace_exit was not recorded); counted, not timed");
     return;
   }
   t.has_open = false;

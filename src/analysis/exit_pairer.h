@@ -44,8 +44,9 @@
 //    not go to the VMM is not timed across it: in-kernel handling of any other exit takes micro- to
 //    milliseconds, while a quiet host (all vCPUs halted) legitimately records nothing, so a
 //    non-blocking exit open across such a silence most likely lost its events in a recording hole.
-//    The cost: a vCPU thread preempted that long on an otherwise silent host is not timed either
-//    (the counter says how many; sched_switch, not decoded yet, would tell the two apart).
+//    The cost: a vCPU thread preempted that long on an otherwise silent host is not timed either,
+//    nor one the VMM held that long when kvm_userspace_exit was not recorded (the counter says how
+//    many; sched_switch, not decoded yet, would tell preemption from a hole).
 //
 // Blocked time (ExitSample::blocked_ns). KVM blocks a halted vCPU in kvm_vcpu_halt
 // (virt/kvm/kvm_main.c), which ends with kvm_vcpu_wakeup: ns = time polled plus time waited,
