@@ -12,7 +12,7 @@
 // that ended long ago. Two checks catch that; a pair failing one is counted by reason, untimed:
 //
 // 1. Resume check (kPairResumeMismatch). kvm_entry records the guest RIP it resumes at (field `rip`,
-//    arch/x86/kvm/trace.h, since Linux 5.7; kvm_rip_read at VM entry), kvm_exit the RIP it left at
+//    arch/x86/kvm/trace.h, kvm_rip_read at VM entry; older kernels lack it), kvm_exit the RIP it left at
 //    (`guest_rip`). KVM either re-executes the exiting instruction (EPT violation/misconfig, external
 //    interrupt, NMI, preemption timer, APIC-write trap: entry.rip == exit.rip) or skips it after
 //    emulating it (kvm_skip_emulated_instruction, arch/x86/kvm/x86.c: exit.rip < entry.rip <=
