@@ -86,8 +86,10 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   EXPECT_EQ(rc, 65);  // the trace lost entries: partial result, said by the exit code
   EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["exits"], 22772);        // = `report`'s kvm_exit count: untimed exits count too
-  EXPECT_EQ(j["timed_exits"], 22754);  // = `report`'s timed exits
-  // APIC_WRITE (all to TMICT, 0x380) is the most frequent exit; HLT holds the exit time.
+  EXPECT_EQ(j["timed_exits"], 22743);  // = `report`'s timed exits (11 resumed elsewhere are not)
+  // HLT's exit-to-entry time is the vCPU blocked, not exit time (no kvm_vcpu_wakeup here: all of it).
+  EXPECT_GT(j["blocked_ns"].get<uint64_t>(), 150'000'000'000u);
+  // APIC_WRITE (all to TMICT, 0x380) is the most frequent exit.
   EXPECT_EQ(j["exit_classes"][0]["class"], "APIC write");
   EXPECT_EQ(j["exit_classes"][0]["exits"], 8251);
   const auto* timer = FindingById(j, "timer");
@@ -97,10 +99,15 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   const auto* halt = FindingById(j, "halt-poll");
   ASSERT_NE(halt, nullptr);
   EXPECT_EQ((*halt)["exits"], 7590);  // = `report`'s HLT count, 16 of them untimed
-  EXPECT_EQ((*halt)["timed_exits"], 7574);
-  EXPECT_NEAR((*halt)["share"].get<double>(), 0.973, 0.001);
+  EXPECT_EQ((*halt)["timed_exits"], 7568);        // 6 HLTs resumed elsewhere: not timed
+  EXPECT_LT((*halt)["share"].get<double>(), 0.001);  // of handling time: a halt's wait is not handling
   EXPECT_EQ(FindingById(j, "dr-burst"), nullptr);
-  EXPECT_EQ(FindingById(j, "vmm-doorbell"), nullptr);
+  // EPT_MISCONFIG writes repeat at a few RIPs: a doorbell candidate, low confidence (trips to the VMM
+  // were not recorded, and the trace is PARTIAL).
+  const auto* doorbell = FindingById(j, "vmm-doorbell");
+  ASSERT_NE(doorbell, nullptr);
+  EXPECT_EQ((*doorbell)["exits"], 1067);
+  EXPECT_EQ((*doorbell)["confidence"], "low");
 }
 
 TEST(AdviseFacts, KvmprobeDoorbellsAndHaltsButNoDrBursts) {
@@ -324,12 +331,19 @@ TEST(AdviseFacts, Hip24RankingAndPartialConfidence) {
   bool lost_entry = false;
   for (const auto& c : two["partial_counters"]) lost_entry |= c == "pair.lost_entry";
   EXPECT_TRUE(lost_entry) << two["partial_counters"].dump();
-  // The 2-vCPU trace: host noise (2.7 % of exit time) first; the rest save under 0.5 % and follow.
+  // The 2-vCPU trace: the MSR writes save most (16 % of handling time) and come first. Host noise,
+  // first while a 2.076 s MSR_WRITE and a 1.972 s EXTERNAL_INTERRUPT were timed across lost events,
+  // is gone: those exits resumed the guest elsewhere and are not timed.
   ASSERT_GE(two["findings"].size(), 2u);
-  EXPECT_EQ(two["findings"][0]["id"], "host-noise");
+  EXPECT_EQ(two["findings"][0]["id"], "msr");
   EXPECT_GE(two["findings"][0]["saving_share"].get<double>(), 0.005);
-  // Its saving is 5 preempted exits' stretch (no interrupt storm): the exits stay.
-  EXPECT_EQ(two["findings"][0]["removes"], "handling");
+  EXPECT_EQ(FindingById(two, "host-noise"), nullptr);
+  double last_saving = 1.0;
+  for (const auto& f : two["findings"]) {
+    if (f["minor"].get<bool>() || f["saving_share"].is_null()) continue;
+    EXPECT_LE(f["saving_share"].get<double>(), last_saving) << "ranked by saving: " << f["id"];
+    last_saving = f["saving_share"].get<double>();
+  }
   bool seen_minor = false;
   for (const auto& f : two["findings"]) {
     bool minor = f["minor"].get<bool>();
@@ -343,9 +357,10 @@ TEST(AdviseFacts, Hip24RankingAndPartialConfidence) {
   EXPECT_EQ((*FindingById(one, "timer"))["confidence"], "medium");
   EXPECT_EQ((*FindingById(two, "timer"))["confidence"], "low");
   EXPECT_NE((*FindingById(two, "timer"))["saving_how"].get<std::string>().find("PARTIAL"), std::string::npos);
-  // All of the 1-vCPU trace's findings are minor: the page says so instead of ranking one first.
-  auto text = Advise(Trace("hip24-vmx/host-1vcpu-6.5.dat"));
-  EXPECT_NE(text.out.find("No finding saves 0.5 % of exit time; minor findings:"), std::string::npos) << text.out;
+  // With HLT's blocked time out of the exit time, the 1-vCPU trace's timer finding saves 18 % of it
+  // and is ranked first (it was minor against 6.66 s of halts).
+  EXPECT_EQ(one["findings"][0]["id"], "timer");
+  EXPECT_FALSE(one["findings"][0]["minor"].get<bool>());
 }
 
 }  // namespace

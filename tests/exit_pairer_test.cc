@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/event_source.h"
+#include "pipeline/input_detector.h"
 #include "test_util.h"
 
 #include <algorithm>
@@ -290,6 +292,282 @@ TEST(ExitPairerTest, RandomInterleavedStreamsMatchGroundTruth) {
   }
   EXPECT_GT(markers_total, 10u);  // the generator really exercised loss
   EXPECT_GT(dropped_total, 0u);
+}
+
+}  // namespace
+}  // namespace exitscope
+
+namespace exitscope {
+namespace {
+
+KvmEvent At(EventKind kind, uint64_t ts, int tid, uint32_t reason, uint64_t rip, Isa isa = Isa::kVmx) {
+  KvmEvent e = testing::MakeKvmEvent(kind, ts, 0, tid, reason, isa);
+  e.rip = rip;
+  return e;
+}
+
+constexpr uint32_t kVmxHltReason = 12, kVmxMsrWriteReason = 32, kVmxEptViolationReason = 48;
+constexpr uint32_t kVmxTaskSwitchReason = 9, kVmxVmresumeReason = 24, kVmxVmreadReason = 23;
+
+TEST(ExitPairerResumeTest, TimesOnlyEntriesThatResumeTheExitOrTheNextInstruction) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  p.OnEvent(At(EventKind::kExit, 100, 1, kVmxEptViolationReason, 0x1000));
+  p.OnEvent(At(EventKind::kEntry, 110, 1, 0, 0x1000));  // re-executes: timed
+  p.OnEvent(At(EventKind::kExit, 200, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, 210, 1, 0, 0x2002));  // WRMSR skipped: timed
+  p.OnEvent(At(EventKind::kExit, 300, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, 5000, 1, 0, 0x7777));  // elsewhere: events lost between
+  p.OnEvent(At(EventKind::kExit, 6000, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, 6010, 1, 0, 0x2000 + kMaxInsnBytes + 1));  // past one instruction
+  p.OnEvent(At(EventKind::kExit, 7000, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, 7010, 1, 0, 0x1ffe));  // backwards
+  p.Finish();
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[0].dur_ns, 10u);
+  EXPECT_EQ(sink.samples[1].dur_ns, 10u);
+  ASSERT_EQ(sink.untimed.size(), 3u);  // still counted by reason
+  EXPECT_EQ(sink.untimed[0].ts_ns, 300u);
+  EXPECT_EQ(sink.untimed[0].reason, kVmxMsrWriteReason);
+  EXPECT_EQ(d.Count(kPairResumeMismatch), 3u);
+  EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);  // the entry closed its exit, it is not an orphan
+  EXPECT_TRUE(d.HasDataLoss());
+}
+
+TEST(ExitPairerResumeTest, LegitimateRipMovesAreTimed) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  p.OnEvent(At(EventKind::kExit, 100, 1, kVmxTaskSwitchReason, 0x1000));  // new task's EIP
+  p.OnEvent(At(EventKind::kEntry, 110, 1, 0, 0x9000));
+  p.OnEvent(At(EventKind::kExit, 200, 1, kVmxMsrWriteReason, 0x2000));  // reset by INIT
+  p.OnEvent(At(EventKind::kEntry, 210, 1, 0, 0xfff0));
+  p.OnEvent(At(EventKind::kExit, 300, 1, kVmxEptViolationReason, 0x3000));  // went to the VMM
+  p.OnEvent(At(EventKind::kUserspaceExit, 305, 1, 6, 0));
+  p.OnEvent(At(EventKind::kEntry, 310, 1, 0, 0x5000));
+  p.OnEvent(At(EventKind::kExit, 400, 1, kVmxEptViolationReason, 0x3000));  // the emulator ran
+  p.OnEvent(At(EventKind::kEmulateInsn, 405, 1, 0, 0x3000));
+  p.OnEvent(At(EventKind::kEntry, 410, 1, 0, 0x3100));
+  p.OnEvent(At(EventKind::kExit, 500, 1, kVmxEptViolationReason, 0x3000));
+  p.OnEvent(At(EventKind::kEntry, 510, 1, 0, 0));  // kvm_entry without a rip field
+  p.OnEvent(At(EventKind::kExit, 600, 1, 0x78, 0x4000, Isa::kSvm));  // SVM hlt
+  p.OnEvent(At(EventKind::kEntry, 610, 1, 0, 0x4001, Isa::kSvm));
+  p.Finish();
+  EXPECT_EQ(sink.samples.size(), 6u);
+  EXPECT_EQ(d.Count(kPairResumeMismatch), 0u);
+  EXPECT_FALSE(d.HasDataLoss());
+}
+
+TEST(ExitPairerResumeTest, NestedHypervisorThreadsAreCheckedOnlyWithGuestMode) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  // Thread 1 is an L1 hypervisor (VMREAD exits) on a kernel without kvm_entry's guest_mode: an L2
+  // exit reflected to L1 resumes L1 elsewhere, which cannot be told from a loss.
+  p.OnEvent(At(EventKind::kExit, 100, 1, kVmxVmreadReason, 0x1000));
+  p.OnEvent(At(EventKind::kEntry, 110, 1, 0, 0x1003));
+  p.OnEvent(At(EventKind::kExit, 200, 1, kVmxEptViolationReason, 0x8000));
+  p.OnEvent(At(EventKind::kEntry, 210, 1, 0, 0x1003));
+  // Thread 2 records guest_mode (aux = level + 1): L2 -> L1 is a legitimate move, L1 -> L1 is not.
+  auto entry = [](uint64_t ts, uint64_t rip, uint32_t level) {
+    KvmEvent e = At(EventKind::kEntry, ts, 2, 0, rip);
+    e.aux = level;
+    return e;
+  };
+  p.OnEvent(At(EventKind::kExit, 300, 2, kVmxVmresumeReason, 0x1000));
+  p.OnEvent(entry(310, 0x8000, 2));  // VMRESUME: into L2
+  p.OnEvent(At(EventKind::kExit, 400, 2, kVmxEptViolationReason, 0x8000));
+  p.OnEvent(entry(410, 0x1003, 1));  // reflected to L1
+  p.OnEvent(At(EventKind::kExit, 500, 2, kVmxMsrWriteReason, 0x1100));
+  p.OnEvent(entry(510, 0x6000, 1));  // L1 to L1 elsewhere: lost events
+  p.Finish();
+  EXPECT_EQ(sink.samples.size(), 4u);
+  EXPECT_EQ(d.Count(kPairResumeUnchecked), 1u);
+  EXPECT_EQ(d.Count(kPairResumeMismatch), 1u);
+  ASSERT_EQ(sink.untimed.size(), 1u);
+  EXPECT_EQ(sink.untimed[0].ts_ns, 500u);
+}
+
+TEST(ExitPairerSilenceTest, NonBlockingExitsAcrossASilenceOfEveryCpuAreNotTimed) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  const uint64_t t0 = 1'000'000'000;
+  p.OnEvent(At(EventKind::kExit, t0, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kExit, t0 + 10, 2, kVmxHltReason, 0x5000));
+  // Nothing on any CPU for 150 ms, then both resume where they should.
+  p.OnEvent(At(EventKind::kEntry, t0 + 150'000'000, 1, 0, 0x2002));
+  p.OnEvent(At(EventKind::kEntry, t0 + 150'000'010, 2, 0, 0x5001));
+  // A gap just under kSilenceNs is no silence.
+  p.OnEvent(At(EventKind::kExit, t0 + 200'000'000, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, t0 + 200'000'000 + kSilenceNs - 1, 1, 0, 0x2002));
+  p.Finish();
+  ASSERT_EQ(sink.samples.size(), 2u);
+  EXPECT_EQ(sink.samples[0].reason, kVmxHltReason);  // a halted vCPU legitimately records nothing
+  EXPECT_EQ(sink.samples[0].dur_ns, 150'000'000u);
+  EXPECT_EQ(sink.samples[1].dur_ns, kSilenceNs - 1);
+  ASSERT_EQ(sink.untimed.size(), 1u);
+  EXPECT_EQ(sink.untimed[0].reason, kVmxMsrWriteReason);
+  EXPECT_EQ(d.Count(kPairAcrossSilence), 1u);
+  EXPECT_EQ(p.counts().silences, 1u);
+}
+
+TEST(ExitPairerBlockedTest, HltWithoutWakeupIsBlockedForItsWholeTime) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  p.OnEvent(At(EventKind::kExit, 100, 1, kVmxHltReason, 0x5000));
+  p.OnEvent(At(EventKind::kEntry, 4100, 1, 0, 0x5001));
+  p.OnEvent(At(EventKind::kExit, 5000, 1, kVmxMsrWriteReason, 0x2000));
+  p.OnEvent(At(EventKind::kEntry, 5100, 1, 0, 0x2002));
+  // Without an in-kernel irqchip HLT goes to the VMM (KVM_EXIT_HLT = 5): its handling is the time.
+  p.OnEvent(At(EventKind::kExit, 6000, 1, 0x78, 0x5000, Isa::kSvm));
+  p.OnEvent(At(EventKind::kUserspaceExit, 6001, 1, 5, 0));
+  p.OnEvent(At(EventKind::kEntry, 6100, 1, 0, 0x5001, Isa::kSvm));
+  p.Finish();
+  ASSERT_EQ(sink.samples.size(), 3u);
+  EXPECT_EQ(sink.samples[0].blocked_ns, 4000u);
+  EXPECT_EQ(sink.samples[0].handling_ns(), 0u);
+  EXPECT_EQ(sink.samples[1].blocked_ns, 0u);
+  EXPECT_EQ(sink.samples[1].handling_ns(), 100u);
+  EXPECT_EQ(sink.samples[2].blocked_ns, 0u);
+  EXPECT_EQ(d.Count(kPairBlockedAssumed), 1u);
+  EXPECT_FALSE(d.HasDataLoss());
+}
+
+TEST(ExitPairerBlockedTest, WakeupsGiveTheBlockedTimeAndPollStats) {
+  TraceMeta meta;
+  Diagnostics d;
+  Collect sink;
+  ExitPairer p(meta, &d, &sink);
+  auto wakeup = [](uint64_t ts, uint64_t ns, bool waited, bool valid) {
+    KvmEvent e = At(EventKind::kVcpuWakeup, ts, 1, 0, 0);
+    e.info1 = ns;
+    e.aux = waited;
+    e.write = valid;
+    return e;
+  };
+  p.OnEvent(At(EventKind::kExit, 1000, 1, kVmxHltReason, 0x5000));
+  p.OnEvent(wakeup(1900, 800, false, true));  // polling succeeded after 800 ns
+  p.OnEvent(At(EventKind::kEntry, 2000, 1, 0, 0x5001));
+  p.OnEvent(At(EventKind::kExit, 3000, 1, kVmxHltReason, 0x5000));
+  p.OnEvent(wakeup(3500, 400, true, false));  // spurious: blocks again
+  p.OnEvent(wakeup(9000, 5000, true, true));
+  p.OnEvent(At(EventKind::kEntry, 9100, 1, 0, 0x5001));
+  // Across a silence of every CPU a halted vCPU is still timed: it was blocked.
+  p.OnEvent(At(EventKind::kExit, 10'000, 1, 36, 0x6000));  // MWAIT that did block
+  p.OnEvent(wakeup(10'000 + 2 * kSilenceNs, 2 * kSilenceNs - 10, true, true));
+  p.OnEvent(At(EventKind::kEntry, 10'100 + 2 * kSilenceNs, 1, 0, 0x6003));
+  p.Finish();
+  ASSERT_EQ(sink.samples.size(), 3u);
+  EXPECT_EQ(sink.samples[0].blocked_ns, 800u);
+  EXPECT_EQ(sink.samples[0].handling_ns(), 200u);
+  EXPECT_EQ(sink.samples[1].blocked_ns, 5400u);
+  EXPECT_EQ(sink.samples[1].handling_ns(), 700u);
+  EXPECT_EQ(sink.samples[2].blocked_ns, 2 * kSilenceNs - 10);
+  EXPECT_EQ(p.counts().wakeups, 4u);
+  EXPECT_EQ(p.counts().wakeups_polled, 1u);
+  EXPECT_EQ(p.counts().wakeups_invalid, 1u);
+  EXPECT_EQ(d.Count(kPairBlockedAssumed), 0u);
+  EXPECT_EQ(d.Count(kPairAcrossSilence), 0u);
+}
+
+}  // namespace
+}  // namespace exitscope
+
+namespace exitscope {
+namespace {
+
+struct RealPairing {
+  std::vector<KvmEvent> events;  // every kvm event of the trace, in time order
+  Collect sink;
+  Diagnostics d;
+  PairerCounts counts;
+};
+
+// Runs the pairer over a real trace, keeping every event for an independent check.
+void PairRealTrace(const std::string& rel, RealPairing* out) {
+  auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) + "/traces/" + rel);
+  ASSERT_TRUE(src.ok()) << rel;
+  KvmEventSource& s = **src;
+  ExitPairer p(s.meta(), &out->d, &out->sink);
+  KvmEvent e;
+  LostEvents lost;
+  while (s.Next(&e, &lost)) {
+    if (lost.cpu >= 0) p.OnLost(lost);
+    p.OnEvent(e);
+    out->events.push_back(e);
+  }
+  p.Finish();
+  out->counts = p.counts();
+}
+
+// hip24 2-vCPU: a VMX host with kvm_exit/kvm_entry only (no VMM, nested or emulation events), so
+// every timed exit must be closed by the thread's next entry, resume at its RIP or the next
+// instruction, and (unless it is a HLT) not span a gap of every CPU of kSilenceNs.
+TEST(ExitPairerRealTraceTest, Hip24TwoVcpuTimesNoExitAcrossAResumeMismatchOrSilence) {
+  RealPairing r;
+  PairRealTrace("hip24-vmx/host-2vcpu-6.5.dat", &r);
+  ASSERT_FALSE(r.events.empty());
+  std::map<std::pair<int32_t, uint64_t>, size_t> exit_at;  // (tid, ts) -> index
+  for (size_t i = 0; i < r.events.size(); ++i)
+    if (r.events[i].kind == EventKind::kExit) exit_at[{r.events[i].tid, r.events[i].ts_ns}] = i;
+  uint64_t max_msr_write = 0, max_ext_int = 0, hlt_blocked = 0;
+  for (const ExitSample& s : r.sink.samples) {
+    auto it = exit_at.find({s.tid, s.ts_ns});
+    ASSERT_NE(it, exit_at.end());
+    const KvmEvent& exit = r.events[it->second];
+    size_t j = it->second + 1;
+    uint64_t max_gap = 0;
+    for (uint64_t prev = exit.ts_ns; j < r.events.size(); ++j) {
+      max_gap = std::max(max_gap, r.events[j].ts_ns - prev);
+      prev = r.events[j].ts_ns;
+      if (r.events[j].tid == s.tid && (r.events[j].kind == EventKind::kEntry || r.events[j].kind == EventKind::kExit))
+        break;
+    }
+    ASSERT_LT(j, r.events.size());
+    const KvmEvent& entry = r.events[j];
+    ASSERT_EQ(entry.kind, EventKind::kEntry) << "timed exit at " << s.ts_ns << " closed by an exit";
+    EXPECT_EQ(entry.ts_ns - exit.ts_ns, s.dur_ns);
+    EXPECT_LE(entry.rip - exit.rip, kMaxInsnBytes) << "timed across a resume mismatch at " << s.ts_ns;
+    const bool hlt = s.reason == 12;
+    if (!hlt) {
+      EXPECT_LT(max_gap, kSilenceNs) << "timed across a silence at " << s.ts_ns;
+    }
+    // No kvm_vcpu_wakeup in this trace: a HLT is blocked for its whole time, nothing else is.
+    EXPECT_EQ(s.blocked_ns, hlt ? s.dur_ns : 0) << s.ts_ns;
+    if (hlt) hlt_blocked += s.blocked_ns;
+    if (s.reason == 32) max_msr_write = std::max(max_msr_write, s.dur_ns);
+    if (s.reason == 1) max_ext_int = std::max(max_ext_int, s.dur_ns);
+  }
+  // Independently counted (a scan of `exitscope dump`): 11 pairs resume elsewhere — 6 HLT, 3
+  // EXTERNAL_INTERRUPT, 2 MSR_WRITE, the 2.076 s MSR_WRITE and 1.972 s EXTERNAL_INTERRUPT among them.
+  EXPECT_EQ(r.d.Count(kPairResumeMismatch), 11u);
+  EXPECT_EQ(r.d.Count(kPairAcrossSilence), 0u);
+  EXPECT_EQ(r.d.Count(kPairBlockedAssumed), r.sink.samples.size() - std::count_if(
+      r.sink.samples.begin(), r.sink.samples.end(), [](const ExitSample& s) { return s.reason != 12; }));
+  EXPECT_LT(max_msr_write, 1'000'000u);  // was 2.076 s
+  EXPECT_LT(max_ext_int, 1'000'000u);    // was 1.972 s
+  EXPECT_GT(hlt_blocked, 100'000'000'000u);  // idle guest: > 100 s of the vCPUs' time halted
+  EXPECT_GT(r.counts.silences, 0u);      // the idle host's quiet stretches, which time no non-HLT exit
+  EXPECT_EQ(r.counts.userspace_exits, 0u);
+}
+
+// The 1-vCPU recording and the dual-5000 SVM run hold together: nothing is dropped by the checks.
+TEST(ExitPairerRealTraceTest, CleanTracesHaveNoResumeMismatch) {
+  for (const char* rel : {"hip24-vmx/host-1vcpu-6.5.dat", "nested-svm-6.1/dual-5000/trace.dat"}) {
+    RealPairing r;
+    PairRealTrace(rel, &r);
+    EXPECT_EQ(r.d.Count(kPairResumeMismatch), 0u) << rel;
+    EXPECT_EQ(r.d.Count(kPairAcrossSilence), 0u) << rel;
+    EXPECT_FALSE(r.d.HasDataLoss()) << rel;
+  }
 }
 
 }  // namespace

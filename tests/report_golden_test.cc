@@ -49,7 +49,8 @@ std::string Trace(const std::string& rel) { return "'" + kShared + "/traces/" + 
 TEST(ReportGoldenTest, Hip24TwoVcpuText) {
   // 16 exits of this recording have no entry before their thread's next exit and 15 entries no exit,
   // although the file has no loss marker: some CPUs' streams stop early (CPU 7 ends 80 s before the
-  // trace, CPU 3 holds 64 ms). The report is therefore flagged PARTIAL and exits 65.
+  // trace, CPU 3 holds 64 ms), and 11 entries resume the guest elsewhere than their exit
+  // (pair.resume_mismatch). The report is therefore flagged PARTIAL and exits 65.
   ExpectGolden("hip24-host-2vcpu.txt", Trace("hip24-vmx/host-2vcpu-6.5.dat"), 65);
 }
 TEST(ReportGoldenTest, Hip24TwoVcpuByVcpuTop3) {
@@ -89,6 +90,9 @@ TEST(ReportGoldenTest, Hip24ExitOnlyJsonCountsEveryKvmExitLineByReason) {
   for (const auto& row : j["groups"][0]["reasons"]) {
     got[row["reason"]] = row["count"];
     EXPECT_EQ(row["timed_count"], 0);
+    // No time is known: null, not 0.
+    EXPECT_TRUE(row["mean_ns"].is_null()) << row["reason"];
+    EXPECT_TRUE(row["total_ns"].is_null()) << row["reason"];
   }
   EXPECT_EQ(got, want);
   bool not_recorded = false;
@@ -105,7 +109,7 @@ TEST(ReportGoldenTest, Dual5000Text) {
 TEST(ReportGoldenTest, Hip24JsonTotalsAndTopReasonsMatchReadme) {
   CliRun r = Exitscope("--json " + Trace("hip24-vmx/host-2vcpu-6.5.dat"));
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   EXPECT_EQ(j["totals"]["kvm_exit"], 22772);
   EXPECT_EQ(j["totals"]["kvm_entry"], 22771);
   std::vector<std::string> top;
@@ -114,6 +118,28 @@ TEST(ReportGoldenTest, Hip24JsonTotalsAndTopReasonsMatchReadme) {
   EXPECT_EQ(std::vector<std::string>(top.begin(), top.begin() + 5),
             (std::vector<std::string>{"APIC_WRITE", "HLT", "MSR_WRITE", "EPT_MISCONFIG", "PAUSE_INSTRUCTION"}));
   EXPECT_EQ(j["partial"], true);
+  // No exit is timed across a resume mismatch: the 2.076 s MSR_WRITE and the 1.972 s
+  // EXTERNAL_INTERRUPT resumed the guest elsewhere than their instruction and are counted untimed.
+  std::map<std::string, nlohmann::json> by_reason;
+  for (const auto& row : j["groups"][0]["reasons"]) by_reason[row["reason"]] = row;
+  EXPECT_LT(by_reason["MSR_WRITE"]["max_ns"].get<uint64_t>(), 1'000'000u);
+  EXPECT_LT(by_reason["EXTERNAL_INTERRUPT"]["max_ns"].get<uint64_t>(), 1'000'000u);
+  uint64_t mismatches = 0;
+  for (const auto& d : j["diagnostics"])
+    if (d["name"] == "pair.resume_mismatch") {
+      mismatches = d["count"];
+      EXPECT_EQ(d["severity"], "data-loss");
+    }
+  EXPECT_EQ(mismatches, 11u);
+  EXPECT_EQ(by_reason["MSR_WRITE"]["count"].get<uint64_t>() - by_reason["MSR_WRITE"]["timed_count"].get<uint64_t>(), 2u);
+  // Blocked is not handling: HLT (no kvm_vcpu_wakeup recorded) is all blocked, none of TOTAL.
+  EXPECT_EQ(by_reason["HLT"]["total_ns"], 0);
+  EXPECT_GT(by_reason["HLT"]["blocked_ns"].get<uint64_t>(), 100'000'000'000u);
+  EXPECT_EQ(by_reason["MSR_WRITE"]["blocked_ns"], 0);
+  // kvm_userspace_exit was not recorded: the in-kernel share is unknown.
+  EXPECT_EQ(j["totals"]["userspace_recorded"], false);
+  EXPECT_TRUE(j["totals"]["in_kernel_count"].is_null());
+  EXPECT_TRUE(by_reason["HLT"]["userspace_count"].is_null());
 
   CliRun one = Exitscope("--json " + Trace("hip24-vmx/host-1vcpu-6.5.dat"));
   auto j1 = nlohmann::json::parse(one.out);

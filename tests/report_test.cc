@@ -61,23 +61,42 @@ TEST(ReportTest, TextAndJsonOnSyntheticVmxEvents) {
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_EQ(r.groups[0].label, "qemu-system-x86 (pid 10)");
   ASSERT_EQ(r.groups[0].reasons.size(), 2u);
-  EXPECT_EQ(r.groups[0].reasons[0].name, "HLT");  // ties on count: more time first
-  EXPECT_EQ(r.groups[0].reasons[0].stats.count, 10u);
-  EXPECT_EQ(r.groups[0].reasons[0].stats.mean_ns, 5000);
-  EXPECT_EQ(r.groups[0].reasons[1].stats.max_ns, 1000u);
+  // Ties on count: more handling time first. A HLT's time is blocked (no kvm_vcpu_wakeup here), kept
+  // out of TOTAL/%TIME/MEAN, so MSR_WRITE leads.
+  EXPECT_EQ(r.groups[0].reasons[0].name, "MSR_WRITE");
+  EXPECT_EQ(r.groups[0].reasons[0].stats.max_ns, 1000u);
+  EXPECT_EQ(r.groups[0].reasons[0].blocked_ns, 0u);
+  EXPECT_EQ(r.groups[0].reasons[1].name, "HLT");
+  EXPECT_EQ(r.groups[0].reasons[1].stats.count, 10u);
+  EXPECT_EQ(r.groups[0].reasons[1].stats.mean_ns, 0);
+  EXPECT_EQ(r.groups[0].reasons[1].blocked_ns, 50000u);
+  EXPECT_DOUBLE_EQ(r.groups[0].reasons[0].pct_time, 100.0);
   EXPECT_FALSE(r.partial);
+  EXPECT_FALSE(r.totals.userspace_known);
   std::string text = RenderTextReport(r);
   EXPECT_NE(text.find("HLT"), std::string::npos);
-  EXPECT_NE(text.find("5.000us"), std::string::npos);
+  EXPECT_NE(text.find("BLOCKED"), std::string::npos);
+  EXPECT_NE(text.find("50.00us"), std::string::npos);  // HLT's blocked time
+  EXPECT_NE(text.find("kvm_vcpu_wakeup not recorded"), std::string::npos);
   EXPECT_NE(text.find("IA32_TSC_DEADLINE"), std::string::npos);
+  // No kvm_userspace_exit recorded: no in-kernel share is claimed.
+  EXPECT_EQ(text.find("TO VMM"), std::string::npos);
+  EXPECT_EQ(text.find("handled in kernel"), std::string::npos);
+  EXPECT_NE(text.find("in kernel vs VMM: unknown: record kvm_userspace_exit"), std::string::npos);
 
   auto j = nlohmann::json::parse(RenderJsonReport(r));
   EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
   EXPECT_EQ(j["totals"]["kvm_exit"], 20);
   EXPECT_EQ(j["totals"]["kvm_entry"], 20);
   EXPECT_EQ(j["group_by"], "vm");
-  EXPECT_EQ(j["groups"][0]["reasons"][1]["reason"], "MSR_WRITE");
-  EXPECT_EQ(j["groups"][0]["reasons"][1]["total_ns"], 10000);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["reason"], "MSR_WRITE");
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["total_ns"], 10000);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["total_ns"], 0);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["blocked_ns"], 50000);
+  EXPECT_EQ(j["totals"]["reported"]["blocked_ns"], 50000);
+  EXPECT_TRUE(j["totals"]["in_kernel_count"].is_null());
+  EXPECT_TRUE(j["groups"][0]["reasons"][0]["userspace_count"].is_null());
+  EXPECT_EQ(j["totals"]["userspace_recorded"], false);
   EXPECT_EQ(j["details"][0]["kind"], "msr");
   EXPECT_EQ(j["details"][0]["name"], "IA32_TSC_DEADLINE");
   EXPECT_EQ(j["details"][0]["access"], "write");
@@ -102,6 +121,40 @@ TEST(ReportTest, FiltersByReasonVcpuThreadAndTime) {
   VectorSource b(SmallVmxTrace(), meta);
   Report rb = BuildReport(b, p);
   EXPECT_EQ(rb.totals.all.count, 8u);
+}
+
+// kvm_vcpu_wakeup inside a HLT gives its blocked time (polled or waited); the rest is handling.
+TEST(ReportTest, WakeupsSplitHaltsIntoBlockedAndHandling) {
+  std::vector<KvmEvent> v;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t t = 1000 + 100000 * i;
+    v.push_back(Ev(EventKind::kExit, t, 0, 11, 12));  // HLT, 10 us
+    KvmEvent w = Ev(EventKind::kVcpuWakeup, t + 9000, 0, 11);
+    w.info1 = 8000;  // 8 us halted: 2 us handling
+    w.aux = i % 2;   // waited on odd halts, polling succeeded on even ones
+    w.write = true;  // valid
+    v.push_back(w);
+    v.push_back(Ev(EventKind::kEntry, t + 10000, 0, 11));
+  }
+  TraceMeta meta;
+  VectorSource src(v, meta);
+  Report r = BuildReport(src, ReportOptions{});
+  ASSERT_EQ(r.groups.size(), 1u);
+  const ReasonRow& hlt = r.groups[0].reasons[0];
+  EXPECT_EQ(hlt.name, "HLT");
+  EXPECT_EQ(hlt.stats.total_ns, 8000u);
+  EXPECT_EQ(hlt.stats.max_ns, 2000u);
+  EXPECT_EQ(hlt.blocked_ns, 32000u);
+  EXPECT_EQ(r.totals.wakeups, 4u);
+  EXPECT_EQ(r.totals.wakeups_polled, 2u);
+  std::string text = RenderTextReport(r);
+  EXPECT_NE(text.find("kvm_vcpu_wakeup: 4 halts, 2 ended by polling, 2 waited, 0 spurious"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("pair.hlt_blocked_without_wakeup"), std::string::npos);
+  auto j = nlohmann::json::parse(RenderJsonReport(r));
+  EXPECT_EQ(j["totals"]["vcpu_wakeups"]["polled"], 2);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["blocked_ns"], 32000);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["total_ns"], 8000);
 }
 
 TEST(ReportTest, NoEventsIsACleanEmptyReport) {
@@ -150,13 +203,13 @@ TEST(ReportTest, UntimedExitsAreCountedByReason) {
   ASSERT_EQ(r.groups.size(), 1u);
   const GroupReport& g = r.groups[0];
   ASSERT_EQ(g.reasons.size(), 2u);
-  EXPECT_EQ(g.reasons[0].name, "HLT");  // ties on count (10 each): more time first
-  EXPECT_EQ(g.reasons[0].count, 10u);
-  EXPECT_EQ(g.reasons[0].stats.count, 8u);
+  EXPECT_EQ(g.reasons[1].name, "HLT");  // ties on count (10 each): more handling time first
   EXPECT_EQ(g.reasons[1].count, 10u);
-  EXPECT_EQ(g.reasons[1].stats.count, 10u);
+  EXPECT_EQ(g.reasons[1].stats.count, 8u);
+  EXPECT_EQ(g.reasons[0].count, 10u);
+  EXPECT_EQ(g.reasons[0].stats.count, 10u);
   EXPECT_EQ(g.count, 20u);
-  EXPECT_DOUBLE_EQ(g.reasons[0].pct_count, 50.0);
+  EXPECT_DOUBLE_EQ(g.reasons[1].pct_count, 50.0);
   EXPECT_EQ(r.totals.untimed, 2u);
   std::string text = RenderTextReport(r);
   EXPECT_EQ(text.substr(0, text.find('\n')), "PARTIAL RESULT: 2 exits lost their entry (see diagnostics)");
@@ -167,8 +220,8 @@ TEST(ReportTest, UntimedExitsAreCountedByReason) {
   EXPECT_EQ(m[2], "2");
   EXPECT_EQ(m[3], "50.00%");
   auto j = nlohmann::json::parse(RenderJsonReport(r));
-  EXPECT_EQ(j["groups"][0]["reasons"][0]["count"], 10);
-  EXPECT_EQ(j["groups"][0]["reasons"][0]["timed_count"], 8);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["count"], 10);
+  EXPECT_EQ(j["groups"][0]["reasons"][1]["timed_count"], 8);
   EXPECT_EQ(j["totals"]["reported"]["count"], 20);
   EXPECT_EQ(j["totals"]["reported"]["timed_count"], 18);
 

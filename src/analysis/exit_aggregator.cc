@@ -143,13 +143,17 @@ ExitAggregator::ReasonStats* ExitAggregator::Cell(const ExitSample& s) {
 void ExitAggregator::OnExitSample(const ExitSample& s) {
   ReasonStats* r = Cell(s);
   if (!r) return;
-  cached_group_->total.Add(s.dur_ns);
-  r->hist.Add(s.dur_ns);
+  // Totals, %TIME and the percentiles are handling time; a halted vCPU's wait is kept apart.
+  const uint64_t ns = s.handling_ns();
+  cached_group_->total.Add(ns);
+  r->hist.Add(ns);
+  cached_group_->blocked_ns += s.blocked_ns;
+  r->blocked_ns += s.blocked_ns;
   if (s.to_userspace) {
     cached_group_->user_count++;
-    cached_group_->user_ns += s.dur_ns;
+    cached_group_->user_ns += ns;
     r->user_count++;
-    r->user_ns += s.dur_ns;
+    r->user_ns += ns;
   }
   if (options_.details && s.detail_count) AddDetails(s);
 }
@@ -185,7 +189,7 @@ void ExitAggregator::AddDetails(const ExitSample& s) {
       it = details_.try_emplace(k).first;
     }
     it->second.count++;
-    it->second.exit_ns += s.dur_ns;
+    it->second.exit_ns += s.handling_ns();
     if (d.failed) it->second.failed++;
   }
 }
@@ -223,7 +227,7 @@ void ExitAggregator::Fill(Report* report) const {
   for (const auto& [id, _] : vms) report->context.vms.push_back(GroupLabel(GroupBy::kVm, id));
   report->context.vcpu_threads = tids_seen_.size();
   LogHistogram all;
-  uint64_t all_count = 0, user_count = 0, user_ns = 0;
+  uint64_t all_count = 0, user_count = 0, user_ns = 0, blocked_ns = 0;
   for (const auto& [gid, g] : groups_) {
     GroupReport gr;
     gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
@@ -234,6 +238,8 @@ void ExitAggregator::Fill(Report* report) const {
     all_count += gr.count;
     gr.userspace_count = g.user_count;
     gr.userspace_ns = g.user_ns;
+    gr.blocked_ns = g.blocked_ns;
+    blocked_ns += g.blocked_ns;
     all.Merge(g.total);
     user_count += g.user_count;
     user_ns += g.user_ns;
@@ -248,6 +254,7 @@ void ExitAggregator::Fill(Report* report) const {
       row.pct_time = gr.total.total_ns ? 100.0 * row.stats.total_ns / gr.total.total_ns : 0;
       row.userspace_count = r.user_count;
       row.userspace_ns = r.user_ns;
+      row.blocked_ns = r.blocked_ns;
       gr.reasons.push_back(std::move(row));
     }
     // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
@@ -269,6 +276,7 @@ void ExitAggregator::Fill(Report* report) const {
   report->totals.reported = all_count;
   report->totals.userspace_count = user_count;
   report->totals.userspace_ns = user_ns;
+  report->totals.blocked_ns = blocked_ns;
   report->totals.filtered_out = filtered_out_;
 
   for (const auto& [k, st] : details_) {

@@ -55,12 +55,14 @@ class ExitAggregator : public ExitSampleSink {
 
  private:
   struct ReasonStats {
-    LogHistogram hist;
+    LogHistogram hist;  // handling time
+    uint64_t blocked_ns = 0;
     uint64_t untimed = 0;
     uint64_t user_count = 0, user_ns = 0;
   };
   struct GroupStats {
     LogHistogram total;
+    uint64_t blocked_ns = 0;
     uint64_t untimed = 0;
     uint64_t user_count = 0, user_ns = 0;
     std::unordered_map<uint64_t, ReasonStats> reasons;  // key: isa << 32 | raw reason

@@ -8,6 +8,61 @@ namespace {
 constexpr const char* kExitBeforeFirstEntryText =
     "exits of a thread before its first entry in the trace (still paired)";
 
+// Exit reasons the resume check needs (the header says why). VMX: EXIT_REASON_* and
+// VMX_EXIT_REASONS_FAILED_VMENTRY, arch/x86/include/uapi/asm/vmx.h (basic reason in bits 15..0).
+constexpr uint32_t kVmxBasicMask = 0xffff;
+constexpr uint32_t kVmxFailedVmentry = 0x80000000;
+constexpr uint32_t kVmxTripleFault = 2, kVmxInitSignal = 3, kVmxSipiSignal = 4, kVmxTaskSwitch = 9;
+constexpr uint32_t kVmxHlt = 12, kVmxVmclear = 19, kVmxVmlaunch = 20, kVmxVmresume = 24, kVmxVmon = 27;
+constexpr uint32_t kVmxInvalidState = 33, kVmxMsrLoadFail = 34, kVmxMceDuringVmentry = 41;
+constexpr uint32_t kVmxInvept = 50, kVmxInvvpid = 53;
+// SVM: SVM_EXIT_*, arch/x86/include/uapi/asm/svm.h.
+constexpr uint32_t kSvmInit = 0x063, kSvmRsm = 0x073, kSvmHlt = 0x078, kSvmTaskSwitch = 0x07d;
+constexpr uint32_t kSvmShutdown = 0x07f, kSvmVmrun = 0x080, kSvmVmload = 0x082, kSvmClgi = 0x085;
+constexpr uint32_t kSvmVmgexit = 0x403;
+constexpr uint32_t kSvmErr = 0xffffffff;           // SVM_EXIT_ERR (-1): VMRUN failed
+constexpr uint32_t kSvmSevCodes = 0x80000000;      // SVM_VMGEXIT_* software exit codes
+// Where kvm_vcpu_reset puts RIP (x86.c) and where a SIPI starts (CS:0, kvm_vcpu_deliver_sipi_vector).
+constexpr uint64_t kResetRip = 0xfff0, kSipiRip = 0;
+
+// Exits after which the guest legitimately resumes anywhere: a context switch, a reset, a nested
+// entry or exit, SMM's return, a failed VM entry, SEV-ES.
+bool MovesRip(Isa isa, uint32_t reason) {
+  if (isa == Isa::kVmx) {
+    if (reason & kVmxFailedVmentry) return true;
+    switch (reason & kVmxBasicMask) {
+      case kVmxTripleFault: case kVmxInitSignal: case kVmxSipiSignal: case kVmxTaskSwitch:
+      case kVmxVmlaunch: case kVmxVmresume: case kVmxInvalidState: case kVmxMsrLoadFail:
+      case kVmxMceDuringVmentry: return true;
+      default: return false;
+    }
+  }
+  if (isa == Isa::kSvm) {
+    switch (reason) {
+      case kSvmInit: case kSvmRsm: case kSvmTaskSwitch: case kSvmShutdown: case kSvmVmrun:
+      case kSvmVmgexit: case kSvmErr: return true;
+      default: return reason >= kSvmSevCodes;
+    }
+  }
+  return true;  // unknown ISA: nothing to check against
+}
+
+// VMX/SVM instructions reach L0 only from a guest that is itself a hypervisor.
+bool RunsNested(Isa isa, uint32_t reason) {
+  if (isa == Isa::kVmx) {
+    // One mask test per exit (failed VM entries set bit 31: never below 64).
+    constexpr uint64_t kNested = (((uint64_t{1} << (kVmxVmon + 1)) - 1) & ~((uint64_t{1} << kVmxVmclear) - 1)) |
+                                 (uint64_t{1} << kVmxInvept) | (uint64_t{1} << kVmxInvvpid);
+    return reason < 64 && ((kNested >> reason) & 1);
+  }
+  // VMRUN, VMLOAD, VMSAVE, STGI, CLGI (not VMMCALL, 0x081: a hypercall of any guest).
+  return isa == Isa::kSvm && (reason == kSvmVmrun || (reason >= kSvmVmload && reason <= kSvmClgi));
+}
+
+bool IsHlt(Isa isa, uint32_t reason) {
+  return isa == Isa::kVmx ? reason == kVmxHlt : isa == Isa::kSvm && reason == kSvmHlt;
+}
+
 }  // namespace
 
 ExitPairer::ExitPairer(const TraceMeta& meta, Diagnostics* diagnostics, ExitSampleSink* sink)
@@ -42,6 +97,14 @@ void ExitPairer::OnLost(const LostEvents& lost) {
 }
 
 void ExitPairer::OnEvent(const KvmEvent& e) {
+  // No call here (a call would cost every event a stack frame). A record slightly behind the latest
+  // (sources deliver time order; the merger counts those) has a negative gap: no silence.
+  const int64_t gap = static_cast<int64_t>(e.ts_ns - last_ts_ns_);
+  if (gap >= static_cast<int64_t>(kSilenceNs)) [[unlikely]] {
+    ++counts_.silences;
+    counts_.silence_ns += static_cast<uint64_t>(gap);
+  }
+  last_ts_ns_ = e.ts_ns;
   switch (e.kind) {
     case EventKind::kExit: OnExit(e, State(e.tid)); break;
     case EventKind::kEntry: OnEntry(e, State(e.tid)); break;
@@ -54,6 +117,7 @@ void ExitPairer::OnEvent(const KvmEvent& e) {
     case EventKind::kPageFault:
     case EventKind::kEmulateInsn:
     case EventKind::kFastMmio: OnDetail(e, State(e.tid)); break;
+    case EventKind::kVcpuWakeup: OnWakeup(e, State(e.tid)); break;
     default: break;
   }
 }
@@ -90,8 +154,13 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   s.info2 = e.info2;
   s.to_userspace = false;
   s.userspace_reason = 0;
+  s.blocked_ns = 0;
   s.detail_count = 0;
   s.details_dropped = 0;
+  t.emulated = false;
+  t.woken = false;
+  t.silence_at_exit = counts_.silences;
+  if (!t.nested && RunsNested(e.isa, e.reason)) t.nested = true;
   if (e.ts_ns < start_cutoff_ns_) {
     EmitUntimed(t);
     t.expect_orphan_entry = true;
@@ -139,9 +208,32 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
     diagnostics_->Bump(DiagId::kPairEntryWithoutExit);
     return;
   }
+  // The level (guest_mode) the exit happened at is the one its thread last entered.
+  const uint8_t exit_level = t.last_level;
+  if (e.aux != 0) t.last_level = static_cast<uint8_t>(e.aux);
+  // Fast path: re-executed or skipped (unsigned: an entry before the exit's RIP wraps past it).
+  if (e.rip - s.rip > kMaxInsnBytes && !Resumes(s, e, t, exit_level)) {
+    EmitUntimed(t);
+    diagnostics_->Bump(DiagId::kPairResumeMismatch);
+    return;
+  }
+  const bool hlt = IsHlt(s.isa, s.reason);
+  if (t.silence_at_exit != counts_.silences && !s.to_userspace && !hlt && !t.woken) {
+    EmitUntimed(t);
+    diagnostics_->Bump(DiagId::kPairExitAcrossSilence);
+    return;
+  }
   t.has_open = false;
   s.entry_cpu = e.cpu;
   s.dur_ns = e.ts_ns - s.ts_ns;
+  if (t.woken) {
+    s.blocked_ns = std::min(s.blocked_ns, s.dur_ns);
+  } else if (hlt && !s.to_userspace) {
+    s.blocked_ns = s.dur_ns;
+    ++blocked_assumed_;  // a third of all exits on idle guests: bumped once, in Finish
+  } else {
+    s.blocked_ns = 0;
+  }
   if (s.vcpu_id < 0) s.vcpu_id = e.vcpu_id;
   if (s.entry_cpu != s.exit_cpu) {
     diagnostics_->Bump(DiagId::kPairCpuMigration);
@@ -150,7 +242,31 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
   sink_->OnExitSample(s);
 }
 
+bool ExitPairer::Resumes(const ExitSample& s, const KvmEvent& e, const ThreadState& t, uint8_t exit_level) {
+  // The SIPI vector's CS:0 is also what an entry without a rip field reads.
+  if (e.rip == kSipiRip || e.rip == kResetRip) return true;
+  if (s.to_userspace || t.emulated || MovesRip(s.isa, s.reason)) return true;
+  if (e.aux != 0 && exit_level != 0) {
+    if (e.aux != exit_level) return true;  // L1 <-> L2: the other level's RIP
+  } else if (t.nested) {
+    ++resume_unchecked_;
+    return true;
+  }
+  return false;
+}
+
+void ExitPairer::OnWakeup(const KvmEvent& e, ThreadState& t) {
+  ++counts_.wakeups;
+  if (!e.aux) ++counts_.wakeups_polled;
+  if (!e.write) ++counts_.wakeups_invalid;
+  if (!t.has_open) return;  // the halt began before the trace's first exit of the thread
+  t.woken = true;
+  t.open.blocked_ns += e.info1;
+}
+
 void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
+  if (e.kind == EventKind::kUserspaceExit) ++counts_.userspace_exits;
+  else if (e.kind == EventKind::kEmulateInsn) t.emulated = true;
   if (!t.has_open) {
     diagnostics_->Bump(DiagId::kPairDetailOutsideExit);
     return;
@@ -182,6 +298,14 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
 }
 
 void ExitPairer::Finish() {
+  if (blocked_assumed_) {
+    diagnostics_->Bump(DiagId::kPairHltBlockedWithoutWakeup, blocked_assumed_);
+    blocked_assumed_ = 0;
+  }
+  if (resume_unchecked_) {
+    diagnostics_->Bump(DiagId::kPairResumeNotCheckedNested, resume_unchecked_);
+    resume_unchecked_ = 0;
+  }
   uint64_t final_open = 0;
   for (auto& [tid, t] : threads_) {
     if (!t.has_open) continue;

@@ -57,6 +57,13 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   report.totals.exits = run.pairs.exits;
   report.totals.entries = run.pairs.entries;
   report.totals.timed = run.pairs.paired;
+  const PairerCounts& pc = run.pairs;
+  report.totals.userspace_known = pc.userspace_exits != 0;
+  report.totals.wakeups = pc.wakeups;
+  report.totals.wakeups_polled = pc.wakeups_polled;
+  report.totals.wakeups_invalid = pc.wakeups_invalid;
+  report.totals.silences = pc.silences;
+  report.totals.silence_ns = pc.silence_ns;
   aggregator.Fill(&report);
 
   Diagnostics all = source.diagnostics();

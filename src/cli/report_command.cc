@@ -22,7 +22,17 @@ time is distributed (min / mean / p50 / p90 / p99 / p99.9 / max). An exit's time
 from kvm_exit to the next kvm_entry of the same vCPU thread (as `perf kvm stat`).
 COUNT is every kvm_exit; the time columns cover the exits that have a time. UNTIMED (shown
 when some have none) counts exits whose kvm_entry is missing: lost, not recorded (a trace
-recorded with only kvm_exit is counted, not timed), or after the end of the trace.)";
+recorded with only kvm_exit is counted, not timed), or after the end of the trace, and exits
+whose pair does not hold together: the next entry resumed the guest elsewhere than the exit's
+instruction (pair.resume_mismatch), or a non-halt exit spans a silence of every CPU of 100 ms or
+more (pair.exit_across_silence) — events were lost there, a time across the gap would be false.
+
+Handling, not waiting: TOTAL, %TIME and MIN..MAX are the time the host spent on the exit; the
+time a halted vCPU (HLT) waited for work is BLOCKED, shown apart. Where kvm:kvm_vcpu_wakeup is
+recorded it gives each halt's polled and waited time; without it a HLT exit's whole time is
+blocked (pair.hlt_blocked_without_wakeup says how many). TO VMM (exits that went to the VMM,
+with the in-kernel / VMM split lines) needs kvm:kvm_userspace_exit in the trace; without it the
+split is unknown and not shown.)";
 
 constexpr const char* kReportInputsText =
     ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).";

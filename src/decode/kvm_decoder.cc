@@ -17,7 +17,7 @@ namespace exitscope {
 namespace {
 
 enum class Target : uint8_t { kWrite, kVcpu, kReason, kSize, kRip, kInfo1, kInfo2, kIntrInfo,
-                              kErrorCode, kCount, kAux, kIsa, kMmioType };
+                              kErrorCode, kCount, kAux, kIsa, kMmioType, kLevel };
 
 struct FieldSpec {
   const char* name;
@@ -41,7 +41,8 @@ const std::vector<KindSpec>& Specs() {
         {"info2", nullptr, Target::kInfo2, false}, {"intr_info", nullptr, Target::kIntrInfo, true},
         {"error_code", nullptr, Target::kErrorCode, true}, {"vcpu_id", nullptr, Target::kVcpu, true}}},
       {"kvm_entry", EventKind::kEntry,
-       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"rip", nullptr, Target::kRip, true}}},
+       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"rip", nullptr, Target::kRip, true},
+        {"guest_mode", nullptr, Target::kLevel, true}}},
       {"kvm_msr", EventKind::kMsr,
        {{"write", nullptr, Target::kWrite, false}, {"ecx", nullptr, Target::kInfo1, false},
         {"data", nullptr, Target::kInfo2, false}, {"exception", nullptr, Target::kErrorCode, true}}},
@@ -115,6 +116,7 @@ struct FastEntry {
   bool on = false;
   uint32_t need = 0;
   uint32_t vcpu, rip;
+  int32_t level = -1;  // offset of the 1-byte guest_mode field, -1 when the kernel lacks it
 };
 
 // The slot of `target` when it was bound with `size` bytes, else nullptr.
@@ -172,8 +174,13 @@ void KvmDecoder::Bindings::BindFast(const BoundKind& k) {
   } else if (k.kind == EventKind::kEntry) {
     const Slot *vcpu = SlotOf(k, Target::kVcpu, 4), *rip = SlotOf(k, Target::kRip, 8);
     FastEntry& f = fast_entry;
-    f.on = need({vcpu, rip}, &f.need);
-    if (f.on) f.vcpu = vcpu->offset, f.rip = rip->offset;
+    const Slot* level = SlotOf(k, Target::kLevel, 1);
+    f.on = need(level ? std::initializer_list<const Slot*>{vcpu, rip, level}
+                      : std::initializer_list<const Slot*>{vcpu, rip}, &f.need);
+    if (f.on) {
+      f.vcpu = vcpu->offset, f.rip = rip->offset;
+      f.level = level ? static_cast<int32_t>(level->offset) : -1;
+    }
   }
 }
 
@@ -236,8 +243,9 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
   }
   if (k.kind == EventKind::kEntry && b_->fast_entry.on && n >= b_->fast_entry.need) {
     const FastEntry& f = b_->fast_entry;
+    uint32_t level = f.level < 0 ? 0 : 1u + (p[f.level] != 0);
     *out = KvmEvent{raw.ts_ns, raw.cpu, tid, EventKind::kEntry, b_->isa_hint, false,
-                    static_cast<int32_t>(Load32(p + f.vcpu)), 0, 0, Load64(p + f.rip), 0, 0, 0, 0, 0, 0};
+                    static_cast<int32_t>(Load32(p + f.vcpu)), 0, 0, Load64(p + f.rip), 0, 0, 0, 0, 0, level};
     return true;
   }
   *out = KvmEvent{};
@@ -269,6 +277,7 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
         out->aux = static_cast<uint32_t>(v);
         out->write = v == kMmioWrite;
         break;
+      case Target::kLevel: out->aux = 1u + (v != 0); break;  // kvm_entry guest_mode: 1 = L1, 2 = L2
     }
   }
   return true;

@@ -113,7 +113,11 @@ enum class Severity : uint8_t {
     "exits with more detail events than kept per exit (the rest are not broken down)")                       \
   X(kPairEntryNotRecorded, "pair.entry_not_recorded", kInfo,                                                 \
     "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry too, or -e kvm)") \
-  X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError, "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): their unit is unknown, skipped")
+  X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError, "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): their unit is unknown, skipped") \
+  X(kPairResumeMismatch, "pair.resume_mismatch", kDataLoss, "exits whose next entry resumed the guest elsewhere (not at the exit's RIP or the next instruction): events were lost between; counted, not timed") \
+  X(kPairExitAcrossSilence, "pair.exit_across_silence", kDataLoss, "non-blocking exits open while every CPU recorded nothing for 100 ms or more (a recording hole; or the vCPU thread preempted that long, or held by a VMM whose kvm_userspace_exit was not recorded); counted, not timed") \
+  X(kPairHltBlockedWithoutWakeup, "pair.hlt_blocked_without_wakeup", kInfo, "HLT exits without kvm_vcpu_wakeup: their whole time is counted as blocked, none as handling (record kvm:kvm_vcpu_wakeup to split polling, waiting and handling)") \
+  X(kPairResumeNotCheckedNested, "pair.resume_not_checked_nested", kInfo, "pairs of a nested-hypervisor vCPU whose RIP move was not checked (this kernel's kvm_entry has no guest_mode field; a reflected exit resumes L1 elsewhere)")
 
 enum class DiagId : uint16_t {
 #define EXITSCOPE_DIAG_ENUM(id, name, severity, meaning) id,

@@ -58,7 +58,7 @@ struct KvmEvent {
   uint32_t intr_info = 0;    // kExit
   uint32_t error_code = 0;   // kExit; kMsr: 1 when the access failed (#GP); kUserspaceExit: errno
   uint32_t count = 0;        // kPio: rep count; kApicIpi: icr_low
-  uint32_t aux = 0;          // kind-specific: kMmio: KVM_TRACE_MMIO_* type; kApic: reg; kApicIpi: dest id
+  uint32_t aux = 0;          // kMmio: KVM_TRACE_MMIO_* type; kApic: reg; kApicIpi: dest id; kEntry: guest_mode + 1 (0: not recorded); kVcpuWakeup: waited
 };
 
 inline constexpr std::string_view kIsaNames[] = {"unknown", "vmx", "svm"};

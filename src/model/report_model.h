@@ -15,8 +15,13 @@ namespace exitscope {
 
 // Bump when a field of the JSON output changes meaning or goes away (additions keep the version).
 // 2: "count" is every exit (timed or not), "timed_count" the exits with a time (1 had timed only).
-inline constexpr int kReportSchemaVersion = 2;
+// 3: the *_ns stats (total, mean, percentiles, min/max) and "userspace_ns"/"in_kernel_ns" are handling
+//    time, without the time a vCPU was blocked (HLT waiting for work), which is in "blocked_ns";
+//    stats of an exit set without timed exits and the VMM split of a trace without kvm_userspace_exit
+//    are null (they were 0).
+inline constexpr int kReportSchemaVersion = 3;
 
+// Handling time (ExitSample::handling_ns: exit -> entry minus the time the vCPU was blocked).
 struct DurationStats {
   uint64_t count = 0;
   uint64_t total_ns = 0;
@@ -31,7 +36,8 @@ struct ReasonRow {
   uint32_t code = 0;
   uint64_t count = 0;   // every exit of the reason (timed or not)
   DurationStats stats;  // over the timed ones (stats.count of them)
-  double pct_count = 0, pct_time = 0;  // of the group's exits / timed time
+  double pct_count = 0, pct_time = 0;  // of the group's exits / timed handling time
+  uint64_t blocked_ns = 0;  // summed blocked time of the timed ones (apart from stats)
   uint64_t userspace_count = 0, userspace_ns = 0;  // exits that went to the VMM
 };
 
@@ -41,6 +47,7 @@ struct GroupReport {
   std::string label;  // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
   uint64_t count = 0;   // every exit (timed or not)
   DurationStats total;  // over the timed ones
+  uint64_t blocked_ns = 0;
   uint64_t userspace_count = 0, userspace_ns = 0;
   std::vector<ReasonRow> reasons;  // most exits first (perf kvm stat order), ties by time
   uint64_t reasons_hidden = 0;     // rows cut by --top
@@ -53,7 +60,7 @@ struct DetailRow {
   std::string access;  // "read"/"write", "in"/"out", "unsatisfied-read", "" …
   uint32_t size = 0;   // pio/mmio bytes
   uint64_t count = 0;
-  uint64_t exit_ns = 0;  // summed durations of the exits that carried this detail
+  uint64_t exit_ns = 0;  // summed handling time of the exits that carried this detail
   uint64_t failed = 0;   // kvm_msr accesses that raised #GP
 };
 
@@ -79,7 +86,12 @@ struct ReportTotals {
   uint64_t filtered_out = 0;
   uint64_t reported = 0;  // exits reported (after filters), timed or not
   DurationStats all;      // over reported timed exits
+  uint64_t blocked_ns = 0;
   uint64_t userspace_count = 0, userspace_ns = 0;
+  // The in-kernel vs VMM split is only claimed when kvm_userspace_exit was recorded (one was seen).
+  bool userspace_known = false;
+  uint64_t wakeups = 0, wakeups_polled = 0, wakeups_invalid = 0;  // kvm_vcpu_wakeup (0: not recorded)
+  uint64_t silences = 0, silence_ns = 0;  // gaps of every CPU >= kSilenceNs (exit_pairer.h)
 };
 
 struct Report {

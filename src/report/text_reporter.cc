@@ -69,33 +69,58 @@ class Table {
 };
 
 // COUNT is every exit; the time columns cover the timed ones, and UNTIMED (shown only when some exit
-// has no time) says how many of COUNT they leave out.
-std::string ReasonTable(const GroupReport& g) {
+// has no time) says how many of COUNT they leave out. The time columns are handling time; BLOCKED
+// (shown when some vCPU was blocked) is the halted time kept out of them. TO VMM only when the trace
+// recorded kvm_userspace_exit.
+std::string ReasonTable(const GroupReport& g, bool userspace_known) {
   const bool show_untimed = g.count != g.total.count;
+  const bool show_blocked = g.blocked_ns != 0;
   std::vector<std::string> header = {"REASON", "COUNT"};
   if (show_untimed) header.push_back("UNTIMED");
-  header.insert(header.end(), {"%EXITS", "TOTAL", "%TIME", "MIN", "MEAN", "P50", "P90", "P99", "P99.9",
-                               "MAX", "TO VMM"});
+  header.insert(header.end(), {"%EXITS", "TOTAL", "%TIME"});
+  if (show_blocked) header.push_back("BLOCKED");
+  header.insert(header.end(), {"MIN", "MEAN", "P50", "P90", "P99", "P99.9", "MAX"});
+  if (userspace_known) header.push_back("TO VMM");
   Table t(header);
   auto add = [&](const std::string& name, uint64_t count, const DurationStats& s, std::string pct_count,
-                 std::string pct_time, uint64_t user_count) {
+                 std::string pct_time, uint64_t blocked_ns, uint64_t user_count) {
     std::vector<std::string> row = {name, Count(count)};
     if (show_untimed) row.push_back(count != s.count ? Count(count - s.count) : "-");
     row.push_back(std::move(pct_count));
     if (s.count == 0) {
-      row.insert(row.end(), 9, "-");
+      row.insert(row.end(), show_blocked ? 10 : 9, "-");
     } else {
-      row.insert(row.end(), {Dur(s.total_ns), std::move(pct_time), Dur(s.min_ns),
-                             Dur(s.mean_ns), Dur(s.p50_ns), Dur(s.p90_ns),
-                             Dur(s.p99_ns), Dur(s.p999_ns), Dur(s.max_ns)});
+      row.insert(row.end(), {Dur(s.total_ns), std::move(pct_time)});
+      if (show_blocked) row.push_back(blocked_ns ? Dur(blocked_ns) : "-");
+      row.insert(row.end(), {Dur(s.min_ns), Dur(s.mean_ns), Dur(s.p50_ns),
+                             Dur(s.p90_ns), Dur(s.p99_ns), Dur(s.p999_ns),
+                             Dur(s.max_ns)});
     }
-    row.push_back(user_count ? Count(user_count) : "-");
+    if (userspace_known) row.push_back(user_count ? Count(user_count) : "-");
     t.Add(std::move(row));
   };
-  for (const auto& r : g.reasons) add(r.name, r.count, r.stats, Pct(r.pct_count), Pct(r.pct_time), r.userspace_count);
-  add("total", g.count, g.total, g.count ? "100.00%" : "-", g.total.total_ns ? "100.00%" : "-", g.userspace_count);
+  for (const auto& r : g.reasons)
+    add(r.name, r.count, r.stats, Pct(r.pct_count), Pct(r.pct_time), r.blocked_ns, r.userspace_count);
+  add("total", g.count, g.total, g.count ? "100.00%" : "-", g.total.total_ns ? "100.00%" : "-", g.blocked_ns,
+      g.userspace_count);
   std::string out = t.Render("  ");
   if (g.reasons_hidden) out += fmt::format("  ({} more reasons not shown: --top)\n", g.reasons_hidden);
+  return out;
+}
+
+// Where the BLOCKED column came from, and what the tables leave out, once per report.
+std::string BlockedNote(const ReportTotals& t) {
+  if (t.blocked_ns == 0) return {};
+  std::string out = fmt::format("\nblocked (halted vCPUs waiting for work, not in TOTAL/%TIME/MEAN): {}",
+                                FormatDuration(t.blocked_ns));
+  if (t.wakeups) {
+    out += fmt::format(" · kvm_vcpu_wakeup: {} halts, {} ended by polling, {} waited, {} spurious\n",
+                       Count(t.wakeups), Count(t.wakeups_polled), Count(t.wakeups - t.wakeups_polled),
+                       Count(t.wakeups_invalid));
+  } else {
+    out += "\n  kvm_vcpu_wakeup not recorded: a HLT exit's whole time counts as blocked (record\n"
+           "  -e kvm:kvm_vcpu_wakeup to split polling, waiting and handling)\n";
+  }
   return out;
 }
 
@@ -108,6 +133,8 @@ std::string PartialCauses(const std::vector<DiagnosticCounter>& diagnostics) {
       {"pair.lost_entry", {"exit lost its entry", "exits lost their entry"}},
       {"pair.entry_without_exit", {"entry without exit", "entries without exit"}},
       {"pair.exit_dropped_by_lost_events", {"open exit dropped by lost events", "open exits dropped by lost events"}},
+      {"pair.resume_mismatch", {"exit resumed elsewhere (events lost)", "exits resumed elsewhere (events lost)"}},
+      {"pair.exit_across_silence", {"exit across a recording silence", "exits across a recording silence"}},
   };
   std::string out;
   for (const auto& d : diagnostics) {
@@ -226,17 +253,21 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   for (const auto& g : r.groups) {
     out += "\n";
     if (g.kind != "all") {
-      out += fmt::format("{} {} — {} exits, {}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
-                         g.label, Count(g.count), Dur(g.total.total_ns));
+      out += fmt::format("{} {} — {} exits, {} handling{}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
+                         g.label, Count(g.count), Dur(g.total.total_ns),
+                         g.blocked_ns ? fmt::format(", {} blocked", Dur(g.blocked_ns)) : "");
     }
-    out += ReasonTable(g);
-    if (t.userspace_count || g.userspace_count)
-      out += SplitLine(g.total.count, g.total.total_ns, g.userspace_count, g.userspace_ns);
+    out += ReasonTable(g, t.userspace_known);
+    if (t.userspace_known) out += SplitLine(g.total.count, g.total.total_ns, g.userspace_count, g.userspace_ns);
   }
-  if (r.groups.size() > 1) {
+  if (r.groups.size() > 1 && t.userspace_known) {
     out += "\nall groups:\n";
     out += SplitLine(t.all.count, t.all.total_ns, t.userspace_count, t.userspace_ns);
   }
+  if (t.exits != 0 && t.timed != 0 && !t.userspace_known) {
+    out += "\nin kernel vs VMM: unknown: record kvm_userspace_exit (-e kvm:kvm_userspace_exit, or -e kvm)\n";
+  }
+  out += BlockedNote(t);
   if (o.details && !r.details.empty()) out += Details(r, o);
   if (!r.diagnostics.empty()) {
     out += "\ndiagnostics:\n";
