@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "decode/exit_qualification.h"
 #include "decode/exit_reasons.h"
 #include "decode/msr_names.h"
 
@@ -150,7 +151,7 @@ void ExitAggregator::OnExitSample(const ExitSample& s) {
     r->user_count++;
     r->user_ns += s.dur_ns;
   }
-  if (options_.details && s.detail_count) AddDetails(s);
+  if (options_.details) AddDetails(s, true);
 }
 
 void ExitAggregator::OnUntimedExit(const ExitSample& s) {
@@ -158,10 +159,12 @@ void ExitAggregator::OnUntimedExit(const ExitSample& s) {
   if (!r) return;
   cached_group_->untimed++;
   r->untimed++;
+  if (options_.details) AddDetails(s, false);
 }
 
-void ExitAggregator::AddDetails(const ExitSample& s) {
-  for (int i = 0; i < s.detail_count; ++i) {
+void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
+  // Detail events of an untimed exit may be partial; what the exit itself carries is not.
+  for (int i = 0; timed && i < s.detail_count; ++i) {
     const ExitDetail& d = s.details[i];
     if (!Broken(d.kind)) continue;
     DetailKey k{static_cast<uint8_t>(d.kind), 0, 0, d.key};
@@ -173,20 +176,28 @@ void ExitAggregator::AddDetails(const ExitSample& s) {
       default: break;
     }
     if (d.kind == EventKind::kCr) k.key = d.size;  // kvm_cr: the register number is the key
-    auto it = details_.find(k);
-    if (it == details_.end()) {
-      size_t& n = detail_keys_per_kind_[static_cast<size_t>(d.kind)];
-      if (n >= kMaxDetailKeysPerKind) {
-        k = DetailKey{static_cast<uint8_t>(d.kind), 0, 0, kOtherKey};
-      } else {
-        ++n;
-      }
-      it = details_.try_emplace(k).first;
-    }
-    it->second.count++;
-    it->second.exit_ns += s.dur_ns;
-    if (d.failed) it->second.failed++;
+    CountDetail(k, s.dur_ns, d.failed);
   }
+  QualDetail q[kMaxQualDetails];
+  for (int i = 0, n = DecodeQualification(s, q); i < n; ++i) {
+    CountDetail(DetailKey{static_cast<uint8_t>(q[i].kind), q[i].access, q[i].size, q[i].key}, s.dur_ns, false);
+  }
+}
+
+void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
+  auto it = details_.find(k);
+  if (it == details_.end()) {
+    size_t& n = detail_keys_per_kind_[k.kind];
+    if (n >= kMaxDetailKeysPerKind) {
+      k = DetailKey{k.kind, 0, 0, kOtherKey};
+    } else {
+      ++n;
+    }
+    it = details_.try_emplace(k).first;
+  }
+  it->second.count++;
+  it->second.exit_ns += dur_ns;
+  if (failed) it->second.failed++;
 }
 
 std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
@@ -279,7 +290,18 @@ void ExitAggregator::Fill(Report* report) const {
     row.count = st.count;
     row.exit_ns = st.exit_ns;
     row.failed = st.failed;
-    if (k.key == kOtherKey) {
+    if (k.kind >= kFirstQualKind) {
+      QualDetailText t = DescribeQualDetail(QualDetail{static_cast<QualKind>(k.kind), k.access, k.size, k.key});
+      row.kind = t.kind;
+      if (k.key == kOtherKey) {
+        row.name = "(other keys)";
+      } else {
+        row.key_text = t.key;
+        row.key_known = t.key_known;
+        row.name = t.name;
+        row.access = t.access;
+      }
+    } else if (k.key == kOtherKey) {
       row.name = "(other keys)";
     } else {
       switch (kind) {

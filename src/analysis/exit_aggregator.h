@@ -83,7 +83,9 @@ class ExitAggregator : public ExitSampleSink {
   ReasonStats* Cell(const ExitSample& s);
   int64_t GroupId(const ExitSample& s);
   std::string GroupLabel(GroupBy by, int64_t id) const;
-  void AddDetails(const ExitSample& s);
+  // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
+  void AddDetails(const ExitSample& s, bool timed);
+  void CountDetail(DetailKey k, uint64_t dur_ns, bool failed);
 
   const TraceMeta& meta_;
   ReportOptions options_;
@@ -98,7 +100,7 @@ class ExitAggregator : public ExitSampleSink {
   GroupStats* cached_group_ = nullptr;
   ReasonStats* cached_reason_ = nullptr;
   std::map<DetailKey, DetailStats> details_;
-  std::array<size_t, static_cast<size_t>(EventKind::kCount)> detail_keys_per_kind_{};
+  std::array<size_t, 256> detail_keys_per_kind_{};  // EventKind and QualKind values
   uint64_t filtered_out_ = 0;
   std::map<int32_t, bool> tids_seen_;
   int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with an exit (before filters)
