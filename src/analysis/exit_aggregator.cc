@@ -66,10 +66,7 @@ std::string_view GroupByName(GroupBy by) {
 
 ExitAggregator::ExitAggregator(const TraceMeta& meta, const ReportOptions& options)
     : meta_(meta), options_(options), vms_(meta) {
-  if (options_.reason) {
-    reason_vmx_ = ExitReasonFromName(Isa::kVmx, *options_.reason);
-    reason_svm_ = ExitReasonFromName(Isa::kSvm, *options_.reason);
-  }
+  if (options_.reason) reason_codes_ = ReasonCodesFromName(*options_.reason);
   for (const auto& g : meta_.guests) {
     for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) vcpu_by_tid_[tid] = vcpu;
   }
@@ -82,13 +79,7 @@ bool ExitAggregator::Accept(const ExitSample& s) const {
     auto v = vcpu_by_tid_.find(s.tid);
     if (s.vcpu_id >= 0 || v == vcpu_by_tid_.end() || v->second != *options_.vcpu) return false;
   }
-  if (options_.reason) {
-    const auto& want = s.isa == Isa::kVmx ? reason_vmx_ : reason_svm_;
-    if (!want) return false;
-    uint32_t got = s.isa == Isa::kVmx ? (s.reason & 0xffff) : s.reason;
-    uint32_t w = s.isa == Isa::kVmx ? (*want & 0xffff) : *want;
-    if (got != w) return false;
-  }
+  if (options_.reason && !reason_codes_.Matches(s.isa, s.reason)) return false;
   if (options_.from_s || options_.to_s) {
     double t_s = static_cast<double>(s.ts_ns - std::min(s.ts_ns, origin_ns_)) * 1e-9;
     if (options_.from_s && t_s < *options_.from_s) return false;

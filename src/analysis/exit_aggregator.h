@@ -19,6 +19,7 @@
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
 #include "analysis/vm_grouper.h"
+#include "decode/exit_reasons.h"
 #include "model/trace_meta.h"
 #include "report/report_model.h"
 
@@ -90,7 +91,7 @@ class ExitAggregator : public ExitSampleSink {
   const TraceMeta& meta_;
   ReportOptions options_;
   uint64_t origin_ns_ = 0;
-  std::optional<uint32_t> reason_vmx_, reason_svm_;
+  ReasonCodes reason_codes_;  // --reason in each ISA, equivalents included
   VmGrouper vms_;
   std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
   int32_t last_vcpu_tid_ = INT32_MIN, last_vcpu_ = -1;  // the last pair written to it
