@@ -38,7 +38,7 @@ std::string SymbolColumn(const GuestSymbolizer& symbols, uint64_t rip) {
 
 void RipTracker::OnExitSample(const ExitSample& s) {
   Isa isa = s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint;
-  if (filter_.reason && *filter_.reason != s.reason) return;
+  if (filter_.reason && !filter_.reason->Matches(s.isa, s.reason)) return;
   if (filter_.vcpu && *filter_.vcpu != s.vcpu_id) return;
   if (filter_.pid) {
     auto tg = meta_.tgid_by_tid.find(s.tid);

@@ -22,10 +22,26 @@ constexpr char kHelp[] =
     "events) so MSR indexes, MMIO addresses and trips to the VMM are known; kvm_exit/kvm_entry alone\n"
     "still give the exit-reason patterns.";
 
+constexpr char kExamples[] =
+    "Examples:\n"
+    "  exitscope advise trace.dat                          # findings, most saving first\n"
+    "  exitscope advise --json trace.dat | jq '.findings[0]'\n"
+    "  exitscope advise --guest-kallsyms kallsyms.txt trace.dat   # guest functions in the evidence\n"
+    "  trace-cmd report trace.dat > t.txt && exitscope advise t.txt   # text works too";
+
+constexpr char kExitStatus[] =
+    "Exit status: 0 complete; 65 the trace lost events or holds malformed data (advice printed,\n"
+    "diagnostics on stderr) or is unreadable; 64 bad option; 66 input missing; 74 I/O error;\n"
+    "77 permission denied.";
+
 }  // namespace
 
 int RunAdviseCommand(int argc, char** argv) {
-  CLI::App app(kHelp, "exitscope advise");
+  CLI::App app("exitscope advise: known exit-cost patterns in a trace, each with the saving of its fix",
+               "exitscope advise");
+  app.footer(std::string(kHelp) + "\n\n" + kHelpInputs +
+             ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
+             kExamples + "\n\n" + kHelpPartial + "\n\n" + kExitStatus);
   std::string path;
   bool json = false;
   GuestSymbolArgs sym_args;

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "live/live_recorder.h"
+#include "live/tracefs_instance.h"
 #include "live/stop_signal.h"
 
 namespace exitscope {
@@ -46,6 +47,9 @@ int RunRecordCommand(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (!opt.tracefs.empty()) {
+    if (Status st = CheckTracefs(opt.tracefs); !st.ok()) return PrintError(st.error());
   }
   InstallStopHandlers();
   opt.on_started = [&](const std::string& dir) {

@@ -24,6 +24,8 @@ std::vector<std::string> DefaultExitEvents();
 
 // Where tracefs is mounted (/sys/kernel/tracing, or debugfs's tracing/ on old kernels).
 Result<std::string> FindTracefs();
+// A --tracefs given by the user: 69 with a hint when `dir` is not a tracefs mount.
+Status CheckTracefs(const std::string& dir);
 
 // Removes instances/exitscope-<pid> whose pid is no longer running. Returns how many were removed.
 Result<int> RemoveStaleInstances(const std::string& tracefs);
