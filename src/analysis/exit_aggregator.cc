@@ -176,19 +176,27 @@ void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
 }
 
 void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
-  auto it = details_.find(k);
-  if (it == details_.end()) {
-    size_t& n = detail_keys_per_kind_[k.kind];
-    if (n >= kMaxDetailKeysPerKind) {
-      k = DetailKey{k.kind, 0, 0, kOtherKey};
-    } else {
-      ++n;
+  size_t h = ((k.key * 0x9e3779b97f4a7c15ull) >> 40) ^ (k.kind * 7u) ^ (k.access * 13u) ^ k.size;
+  DetailSlot& slot = detail_cache_[h % detail_cache_.size()];
+  DetailStats* st = slot.stats;
+  if (!st || !(slot.key == k)) {
+    auto it = details_.find(k);
+    if (it == details_.end()) {
+      size_t& n = detail_keys_per_kind_[k.kind];
+      DetailKey stored = k;
+      if (n >= kMaxDetailKeysPerKind) {
+        stored = DetailKey{k.kind, 0, 0, kOtherKey};
+      } else {
+        ++n;
+      }
+      it = details_.try_emplace(stored).first;
     }
-    it = details_.try_emplace(k).first;
+    st = &it->second;
+    slot = DetailSlot{k, st};
   }
-  it->second.count++;
-  it->second.exit_ns += dur_ns;
-  if (failed) it->second.failed++;
+  st->count++;
+  st->exit_ns += dur_ns;
+  if (failed) st->failed++;
 }
 
 std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {

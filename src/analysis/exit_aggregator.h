@@ -71,6 +71,9 @@ class ExitAggregator : public ExitSampleSink {
     uint8_t access;
     uint32_t size;
     uint64_t key;
+    bool operator==(const DetailKey& o) const {
+      return kind == o.kind && key == o.key && access == o.access && size == o.size;
+    }
     bool operator<(const DetailKey& o) const {
       return std::tie(kind, key, access, size) < std::tie(o.kind, o.key, o.access, o.size);
     }
@@ -101,6 +104,12 @@ class ExitAggregator : public ExitSampleSink {
   GroupStats* cached_group_ = nullptr;
   ReasonStats* cached_reason_ = nullptr;
   std::map<DetailKey, DetailStats> details_;
+  // Recently counted keys (map nodes never move): most exits repeat a few keys (TMICT, cr4 …).
+  struct DetailSlot {
+    DetailKey key{};
+    DetailStats* stats = nullptr;
+  };
+  std::array<DetailSlot, 64> detail_cache_{};
   std::array<size_t, 256> detail_keys_per_kind_{};  // EventKind and QualKind values
   uint64_t filtered_out_ = 0;
   std::map<int32_t, bool> tids_seen_;

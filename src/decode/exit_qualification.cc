@@ -148,13 +148,18 @@ class Out {
  public:
   explicit Out(QualDetail* out) : out_(out) {}
   void Add(QualKind kind, uint64_t key, uint8_t access, uint32_t size = 0) {
+    if (skip_ & Bit(kind)) return;
     if (n_ < kMaxQualDetails) out_[n_++] = QualDetail{kind, access, size, key};
   }
+  // Kinds a detail event of the exit already gives: not derived from the qualification again.
+  void Skip(QualKind kind) { skip_ |= Bit(kind); }
   int n() const { return n_; }
 
  private:
+  static unsigned Bit(QualKind k) { return 1u << (static_cast<unsigned>(k) - kFirstQualKind); }
   QualDetail* out_;
   int n_ = 0;
+  unsigned skip_ = 0;
 };
 
 void AddVector(Out* o, uint8_t type, uint32_t vector) {
@@ -252,7 +257,6 @@ std::string EptAccessText(uint8_t a) {
 
 int DecodeQualification(const ExitSample& s, QualDetail out[kMaxQualDetails]) {
   Out o(out);
-  bool have_apic = false, have_cr = false, have_pio = false;
   uint64_t gpa = kUnknownGpa;
   for (int i = 0; i < s.detail_count; ++i) {
     const ExitDetail& d = s.details[i];
@@ -260,10 +264,9 @@ int DecodeQualification(const ExitSample& s, QualDetail out[kMaxQualDetails]) {
       case EventKind::kApic:
         // kvm_apic's reg is the xAPIC offset (arch/x86/kvm/trace.h kvm_apic, lapic.c).
         o.Add(QualKind::kApic, d.aux, d.write ? kApicTypeWrite : 0);
-        have_apic = true;
         break;
-      case EventKind::kCr: have_cr = true; break;
-      case EventKind::kPio: have_pio = true; break;
+      case EventKind::kCr: o.Skip(QualKind::kCr); break;
+      case EventKind::kPio: o.Skip(QualKind::kIo); break;
       // vmx.c handle_ept_violation() / svm.c npf_interception(): kvm_page_fault's address is the GPA.
       case EventKind::kPageFault:
         if (gpa == kUnknownGpa) gpa = d.key;
@@ -271,18 +274,9 @@ int DecodeQualification(const ExitSample& s, QualDetail out[kMaxQualDetails]) {
       default: break;
     }
   }
-  QualDetail derived[kMaxQualDetails];
-  Out d(derived);
-  if (s.isa == Isa::kVmx && !(s.reason & kVmxFailedVmentry)) DecodeVmx(s, gpa, &d);
-  if (s.isa == Isa::kSvm) DecodeSvm(s, &d);
-  for (int i = 0; i < d.n(); ++i) {
-    const QualDetail& q = derived[i];
-    if ((q.kind == QualKind::kApic && have_apic) || (q.kind == QualKind::kCr && have_cr) ||
-        (q.kind == QualKind::kIo && have_pio)) {
-      continue;
-    }
-    o.Add(q.kind, q.key, q.access, q.size);
-  }
+  if (o.n()) o.Skip(QualKind::kApic);  // kvm_apic named the register(s)
+  if (s.isa == Isa::kVmx && !(s.reason & kVmxFailedVmentry)) DecodeVmx(s, gpa, &o);
+  if (s.isa == Isa::kSvm) DecodeSvm(s, &o);
   return o.n();
 }
 

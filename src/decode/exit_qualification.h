@@ -27,11 +27,12 @@ enum class QualKind : uint8_t {
 inline constexpr uint8_t kFirstQualKind = static_cast<uint8_t>(QualKind::kApic);
 inline constexpr uint64_t kUnknownGpa = UINT64_MAX - 1;
 
+// Plain (no initializers): filled per exit into a stack array, on the report's hot path.
 struct QualDetail {
-  QualKind kind = QualKind::kApic;
-  uint8_t access = 0;
-  uint32_t size = 0;
-  uint64_t key = 0;
+  QualKind kind;
+  uint8_t access;
+  uint32_t size;
+  uint64_t key;
 };
 
 inline constexpr int kMaxQualDetails = ExitSample::kMaxDetails + 1;
