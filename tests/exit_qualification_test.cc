@@ -165,8 +165,20 @@ TEST(ExitQualification, Hip24BreakdownsMatchTheTraceFields) {
   EXPECT_EQ(got_vectors, vectors);
   EXPECT_EQ(got_apic[0x380], 8251u) << "every APIC_WRITE of this trace writes TMICT";
   bool named = false;
-  for (const auto& d : j["details"]) named |= d["kind"] == "apic" && d["name"] == "TMICT";
+  uint64_t ept = 0;
+  for (const auto& d : j["details"]) {
+    named |= d["kind"] == "apic" && d["name"] == "TMICT";
+    if (d["kind"] == "ept") {
+      EXPECT_TRUE(d["key"].is_null()) << "no kvm_page_fault recorded: the GPA is unknown, not 0";
+      ept += d["count"].get<uint64_t>();
+    }
+  }
   EXPECT_TRUE(named);
+  uint64_t ept_exits = 0;
+  for (const auto& g : j["groups"])
+    for (const auto& x : g["reasons"])
+      if (x["reason"] == "EPT_VIOLATION") ept_exits += x["count"].get<uint64_t>();
+  EXPECT_EQ(ept, ept_exits);
 }
 
 // nested-svm kvmprobe: the guest loop's DR7 reads, CR4 reads/writes and its two ports, from the SVM

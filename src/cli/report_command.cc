@@ -48,11 +48,17 @@ and the label says the process was not recorded.
 
 Detail breakdowns (MSR index, I/O port, MMIO GPA, CR, hypercall, KVM_EXIT_* of exits that
 went to the VMM) appear when the trace holds kvm_msr / kvm_pio / kvm_mmio / kvm_cr /
-kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all).)";
+kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all). kvm_exit alone
+already gives, from its exit qualification / exit_info and intr_info: the APIC register of
+APIC_WRITE / APIC_ACCESS / AVIC exits (TMICT, ICR, EOI …; kvm_apic when recorded), the access
+of EPT violations / NPFs (GPA from kvm_page_fault or NPF exit_info2), exception and interrupt
+vectors (#PF, NMI, the host's LOCAL_TIMER …), the DR of MOV DR exits, and the CR and port of
+CR / I/O exits where kvm_cr / kvm_pio were not recorded. Their COUNT covers untimed exits too.)";
 
 constexpr const char* kReportExitStatus =
-    "Exit status: 0 complete; 65 PARTIAL (report printed) or unreadable data; 64 bad option;\n"
-    "66 input missing; 74 I/O error; 77 permission denied.";
+    "Exit status: 0 complete; 65 PARTIAL (report printed) or unreadable data; 64 bad option (the\n"
+    "hint names the valid values; also a --reason the trace's ISA has no equivalent of); 66 input\n"
+    "missing or a directory; 74 I/O error; 77 permission denied.";
 
 void PrintProgress(uint64_t done, uint64_t total) {
   if (total == 0) return;
