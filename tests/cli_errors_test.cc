@@ -57,7 +57,8 @@ TEST(CliErrors, RipReportSharesTheValidation) {
 TEST(CliErrors, ReasonOfTheOtherIsaMapsOrIsRefused) {
   auto npf = exitscope::testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report --reason npf " + kVmx);
   EXPECT_EQ(npf.status, 0);
-  EXPECT_NE(npf.out.find("EPT_VIOLATION"), std::string::npos) << "npf on VMX = EPT_VIOLATION";
+  EXPECT_NE(npf.out.find("filters: reason npf (= EPT_VIOLATION)"), std::string::npos) << npf.out;
+  EXPECT_NE(npf.out.find("\n  EPT_VIOLATION "), std::string::npos) << "npf on VMX = EPT_VIOLATION";
   auto io = exitscope::testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report --reason IO_INSTRUCTION " + kSvm);
   EXPECT_EQ(io.status, 0);
   EXPECT_NE(io.out.find("\n  io "), std::string::npos) << io.out;

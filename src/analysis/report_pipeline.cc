@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "analysis/exit_pairer.h"
+#include "decode/exit_reasons.h"
 
 namespace exitscope {
 namespace {
@@ -12,12 +13,22 @@ constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbac
 // events read it gives the records the file held, so "events" is not mistaken for the file's count.
 constexpr const char* kSkippedRecords = "decode.skipped_events";
 
-std::string FilterSummary(const ReportOptions& o) {
+std::string FilterSummary(const ReportOptions& o, Isa isa) {
   std::string s;
   auto add = [&](std::string part) { s += (s.empty() ? "" : ", ") + part; };
   if (o.pid) add(fmt::format("pid {}", *o.pid));
   if (o.vcpu) add(fmt::format("vcpu {}", *o.vcpu));
-  if (o.reason) add(fmt::format("reason {}", *o.reason));
+  if (o.reason) {
+    // Say what the spelling selected in this trace's ISA ("npf" on VMX = EPT_VIOLATION).
+    std::string names;
+    const ReasonCodes codes = ReasonCodesFromName(*o.reason);
+    for (uint32_t code : codes.of(isa)) {
+      std::string n = ExitReasonName(isa, code);
+      if (n != *o.reason) names += (names.empty() ? "" : " + ") + n;
+    }
+    add(names.empty() || isa == Isa::kUnknown ? fmt::format("reason {}", *o.reason)
+                                              : fmt::format("reason {} (= {})", *o.reason, names));
+  }
   if (o.from_s || o.to_s)
     add(fmt::format("time {}s..{}", o.from_s.value_or(0), o.to_s ? fmt::format("{}s", *o.to_s) : "end"));
   return s;
@@ -64,7 +75,7 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   c.cpu_count = meta.cpu_count;
   c.first_ts_ns = first_ts;
   c.last_ts_ns = last_ts;
-  c.filters = FilterSummary(options);
+  c.filters = FilterSummary(options, isa_seen);
 
   report.totals.events = events;
   report.totals.records = events + source.diagnostics().Count(kSkippedRecords);
