@@ -209,5 +209,29 @@ TEST(ExitQualification, NestedSvmCrDrAndNpfFromExitInfo) {
   EXPECT_EQ(npf_mmio, 399u) << "the guest's MMIO write and read at the unmapped GPA, 200 iterations, first one maps";
 }
 
+// dual-5000: one run captured at once as trace.dat, perf.data and three text renderings. The
+// decoded breakdowns come from kvm_exit's own fields, so every input must give the same rows.
+TEST(ExitQualification, Dual5000BreakdownsAgreeAcrossEveryInput) {
+  const std::string dir = kShared + "/traces/nested-svm-6.1/dual-5000/";
+  auto rows = [&](const std::string& file) {
+    auto r = testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report --json '" + dir + file + "' 2>/dev/null");
+    std::map<std::string, uint64_t> out;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    for (const auto& d : doc["details"]) {
+      std::string kind = d["kind"];
+      if (kind != "apic" && kind != "vector" && kind != "dr" && kind != "cr_exit" && kind != "io_exit" && kind != "ept")
+        continue;
+      out[kind + " " + d["key"].dump() + " " + d["access"].get<std::string>()] += d["count"].get<uint64_t>();
+    }
+    return out;
+  };
+  auto want = rows("trace.dat");
+  EXPECT_EQ(want.size(), 7u);
+  EXPECT_EQ(want["dr 7 read"], 5028u);
+  for (const char* f : {"perf.data", "kernel-trace.txt.gz", "trace-cmd-report.txt.gz", "perf-script.txt.gz"}) {
+    EXPECT_EQ(rows(f), want) << f;
+  }
+}
+
 }  // namespace
 }  // namespace exitscope
