@@ -295,6 +295,8 @@ void ExitAggregator::Fill(Report* report) const {
       if (k.key == kOtherKey) {
         row.name = "(other keys)";
       } else {
+        row.key = t.key_value;
+        row.size = t.size;
         row.key_text = t.key;
         row.key_known = t.key_known;
         row.name = t.name;

@@ -300,6 +300,8 @@ std::string VectorName(uint32_t vector, bool host_interrupt) {
 
 QualDetailText DescribeQualDetail(const QualDetail& d) {
   QualDetailText t;
+  t.key_value = d.kind == QualKind::kVector ? (d.key & 0xff) : d.key;
+  t.size = d.kind == QualKind::kIo ? d.size : 0;
   switch (d.kind) {
     case QualKind::kApic:
       t.kind = "apic";

@@ -48,6 +48,8 @@ struct QualDetailText {
   std::string name;      // "TMICT", "LOCAL_TIMER", "#PF", "dr7", "cr4", "PIT ch0" …
   std::string access;    // "write", "external interrupt", "mov-to (rax)", "in rep string" …
   bool key_known = true;  // false: JSON prints the key as null
+  uint64_t key_value = 0;  // the key as a number (a vector without its type bits)
+  uint32_t size = 0;       // bytes (io_exit); 0 for the other kinds
 };
 QualDetailText DescribeQualDetail(const QualDetail& d);
 
