@@ -1,7 +1,7 @@
 // Aggregates exits per group (all / VM / vCPU thread / CPU) and exit reason: every exit is counted,
 // timed ones also go into histograms,
 // with the in-kernel vs VMM (userspace) split and detail breakdowns (MSR, port, GPA, CR, hypercall,
-// KVM_EXIT_*). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
+// KVM_EXIT_*, and what the exit itself carries: decode/exit_qualification.h). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
 // Assumption: memory is flat in trace size: per (group, reason) one LogHistogram, per detail key one
 // counter, detail keys capped per kind.
 #pragma once
