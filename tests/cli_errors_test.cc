@@ -104,4 +104,16 @@ TEST(CliErrors, TopAndRecordRefuseABadTracefsAs69) {
   ExpectUsage("top --reason NOPE --tracefs /nonexistent", "EPT_VIOLATION");
 }
 
+// What CLI11 itself refuses gets the same shape: error, tag, and the option's help line as hint.
+TEST(CliErrors, EveryCommandAnswersCli11RefusalsWithAHint) {
+  ExpectUsage("report --by nope " + kVmx, "--by: group by: reason (default), vm, vcpu, cpu, rip");
+  ExpectUsage("report", "FILE: trace.dat, perf.data or trace text");
+  ExpectUsage("report --bogus " + kVmx, "--help` lists the options");
+  ExpectUsage("dump --json=maybe " + kVmx, "--json");
+  ExpectUsage("advise -j -1 " + kVmx, "-j,--threads: threads decoding");
+  ExpectUsage("top -d 0", "-d,--delay: seconds between refreshes (0.05..3600)");
+  ExpectUsage("record -o /tmp/exitscope-cli-errors.dat --duration -1", "--duration: stop after S seconds");
+  ExpectUsage("bench --iterations 0", "--iterations: run exactly N iterations");
+}
+
 }  // namespace

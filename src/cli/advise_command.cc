@@ -8,6 +8,7 @@
 #include "advise/advisor.h"
 #include "advise/exit_collector.h"
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "cli/rip_report.h"
 #include "sources/tracedat_slices.h"
 #include "symbols/guest_symbolizer.h"
@@ -54,8 +55,7 @@ int RunAdviseCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
   const GuestSymbolOptions& sym = sym_args.options;

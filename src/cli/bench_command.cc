@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "kvmbench/bench_reporter.h"
 #include "kvmbench/bench_runner.h"
 
@@ -46,8 +47,7 @@ int RunBenchCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   if (list) {
     kvmbench::PrintTestList(stdout);

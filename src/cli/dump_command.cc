@@ -242,11 +242,8 @@ int RunDumpCommand(int argc, char** argv) {
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    return ExitOnParseError(app, e);
   }
   if (!limit_text.empty()) {
     auto limit = ParseCount("--limit", limit_text, UINT64_MAX >> 1, "a number of events (0 = all)");

@@ -1,5 +1,7 @@
 #include "cli/filter_options.h"
 
+#include "cli/command.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -134,6 +136,30 @@ Result<uint64_t> ParseCount(std::string_view option, const std::string& text, ui
   auto v = Ranged(option, text, 0, static_cast<int64_t>(max), meaning);
   if (!v.ok()) return v.error();
   return static_cast<uint64_t>(*v);
+}
+
+int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  // The option CLI11 names in its message ("Could not convert: --threads = -1"), longest name first.
+  const CLI::Option* named = nullptr;
+  size_t best = 0;
+  std::string what = e.what();
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) {
+      std::string flag = "--" + n;
+      if (flag.size() > best && what.find(flag) != std::string::npos) named = o, best = flag.size();
+    }
+    if (!named && o->get_lnames().empty() && o->get_snames().empty() && !o->get_name().empty() &&
+        what.find(o->get_name()) != std::string::npos) {
+      named = o;  // a positional ("FILE is required")
+    }
+  }
+  std::string cmd = app.get_name();
+  std::string hint = named ? named->get_name(false, true) + ": " + named->get_description() + " (`" + cmd +
+                                 " --help` lists every option)"
+                           : "`" + cmd + " --help` lists the options and their values";
+  PrintError(MakeError(kExitUsage, "cli.bad-option", what, hint));
+  return kExitUsage;
 }
 
 }  // namespace exitscope

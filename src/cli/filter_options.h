@@ -47,5 +47,9 @@ Status CheckReasonForIsa(const Filters& filters, Isa isa);
 // A count option (dump --limit, top -n, --rows): an integer 0..max.
 Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,
                             std::string_view meaning);
+// What a command returns when CLI11 refuses its argv: --help/--version print and give 0; anything
+// else is "error: <CLI11's words> [cli.bad-option]" with the option's own help line as the hint
+// (it names the valid values), and 64.
+int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e);
 
 }  // namespace exitscope

@@ -95,8 +95,7 @@ int RunReportCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   (void)no_details;
   options.by = by == "vm" ? GroupBy::kVm : by == "vcpu" ? GroupBy::kVcpu : by == "cpu" ? GroupBy::kCpu

@@ -48,7 +48,7 @@ int RunTopCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   auto filters = ParseFilters(filter_args);
   if (!filters.ok()) return PrintError(filters.error());
