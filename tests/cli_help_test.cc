@@ -17,7 +17,7 @@ Help RunHelp(const std::string& command) {
 }
 
 TEST(CliHelpTest, EveryCommandHasTitleExamplesAndExitStatus) {
-  for (const char* c : {"report", "dump", "record", "top"}) {
+  for (const char* c : {"report", "dump", "record", "top", "advise", "bench"}) {
     Help h = RunHelp(c);
     EXPECT_EQ(h.status, 0) << c;
     EXPECT_EQ(h.out.rfind(std::string("exitscope ") + c + ": ", 0), 0u) << c << " title line";
@@ -28,7 +28,7 @@ TEST(CliHelpTest, EveryCommandHasTitleExamplesAndExitStatus) {
 }
 
 TEST(CliHelpTest, FileCommandsNameTheirInputsAndPartial) {
-  for (const char* c : {"report", "dump"}) {
+  for (const char* c : {"report", "dump", "advise"}) {
     Help h = RunHelp(c);
     EXPECT_NE(h.out.find("Inputs (detected by content): trace.dat"), std::string::npos) << c;
     EXPECT_NE(h.out.find("perf.data"), std::string::npos) << c;
@@ -38,6 +38,11 @@ TEST(CliHelpTest, FileCommandsNameTheirInputsAndPartial) {
   EXPECT_NE(r.out.find("UNTIMED"), std::string::npos);
   EXPECT_NE(r.out.find("trace text"), std::string::npos);
   for (const char* c : {"record", "top"}) EXPECT_NE(RunHelp(c).out.find("Needs root"), std::string::npos) << c;
+  // dump reads what report reads, and says so.
+  EXPECT_NE(RunHelp("dump").out.find("trace text"), std::string::npos);
+  // The filters say their valid values and the cross-ISA mapping the filter does.
+  EXPECT_NE(r.out.find("npf = EPT_VIOLATION"), std::string::npos);
+  EXPECT_NE(r.out.find("1..4194304"), std::string::npos);
 }
 
 }  // namespace

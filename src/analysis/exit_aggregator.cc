@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "decode/exit_reason_codes.h"
+#include "decode/exit_qualification.h"
 #include "decode/exit_reasons.h"
 #include "decode/msr_names.h"
 
@@ -66,10 +67,7 @@ std::string_view GroupByName(GroupBy by) {
 
 ExitAggregator::ExitAggregator(const TraceMeta& meta, const ReportOptions& options)
     : meta_(meta), options_(options), vms_(meta) {
-  if (options_.reason) {
-    reason_vmx_ = ExitReasonFromName(Isa::kVmx, *options_.reason);
-    reason_svm_ = ExitReasonFromName(Isa::kSvm, *options_.reason);
-  }
+  if (options_.reason) reason_codes_ = ReasonCodesFromName(*options_.reason);
   for (const auto& g : meta_.guests) {
     for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) vcpu_by_tid_[tid] = vcpu;
   }
@@ -82,13 +80,7 @@ bool ExitAggregator::Accept(const ExitSample& s) const {
     auto v = vcpu_by_tid_.find(s.tid);
     if (s.vcpu_id >= 0 || v == vcpu_by_tid_.end() || v->second != *options_.vcpu) return false;
   }
-  if (options_.reason) {
-    const auto& want = s.isa == Isa::kVmx ? reason_vmx_ : reason_svm_;
-    if (!want) return false;
-    uint32_t got = s.isa == Isa::kVmx ? (s.reason & kVmxBasicReasonMask) : s.reason;
-    uint32_t w = s.isa == Isa::kVmx ? (*want & kVmxBasicReasonMask) : *want;
-    if (got != w) return false;
-  }
+  if (options_.reason && !reason_codes_.Matches(s.isa, s.reason)) return false;
   if (options_.from_s || options_.to_s) {
     double t_s = static_cast<double>(s.ts_ns - std::min(s.ts_ns, origin_ns_)) * 1e-9;
     if (options_.from_s && t_s < *options_.from_s) return false;
@@ -155,7 +147,7 @@ void ExitAggregator::OnExitSample(const ExitSample& s) {
     r->user_count++;
     r->user_ns += ns;
   }
-  if (options_.details && s.detail_count) AddDetails(s);
+  if (options_.details) AddDetails(s, true);
 }
 
 void ExitAggregator::OnUntimedExit(const ExitSample& s) {
@@ -163,10 +155,12 @@ void ExitAggregator::OnUntimedExit(const ExitSample& s) {
   if (!r) return;
   cached_group_->untimed++;
   r->untimed++;
+  if (options_.details) AddDetails(s, false);
 }
 
-void ExitAggregator::AddDetails(const ExitSample& s) {
-  for (int i = 0; i < s.detail_count; ++i) {
+void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
+  // Detail events of an untimed exit may be partial; what the exit itself carries is not.
+  for (int i = 0; timed && i < s.detail_count; ++i) {
     const ExitDetail& d = s.details[i];
     if (!Broken(d.kind)) continue;
     DetailKey k{static_cast<uint8_t>(d.kind), 0, 0, d.key};
@@ -178,20 +172,36 @@ void ExitAggregator::AddDetails(const ExitSample& s) {
       default: break;
     }
     if (d.kind == EventKind::kCr) k.key = d.size;  // kvm_cr: the register number is the key
+    CountDetail(k, s.handling_ns(), d.failed);
+  }
+  QualDetail q[kMaxQualDetails];
+  for (int i = 0, n = DecodeQualification(s, q); i < n; ++i) {
+    CountDetail(DetailKey{static_cast<uint8_t>(q[i].kind), q[i].access, q[i].size, q[i].key}, s.handling_ns(), false);
+  }
+}
+
+void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
+  size_t h = ((k.key * 0x9e3779b97f4a7c15ull) >> 40) ^ (k.kind * 7u) ^ (k.access * 13u) ^ k.size;
+  DetailSlot& slot = detail_cache_[h % detail_cache_.size()];
+  DetailStats* st = slot.stats;
+  if (!st || !(slot.key == k)) {
     auto it = details_.find(k);
     if (it == details_.end()) {
-      size_t& n = detail_keys_per_kind_[static_cast<size_t>(d.kind)];
+      size_t& n = detail_keys_per_kind_[k.kind];
+      DetailKey stored = k;
       if (n >= kMaxDetailKeysPerKind) {
-        k = DetailKey{static_cast<uint8_t>(d.kind), 0, 0, kOtherKey};
+        stored = DetailKey{k.kind, 0, 0, kOtherKey};
       } else {
         ++n;
       }
-      it = details_.try_emplace(k).first;
+      it = details_.try_emplace(stored).first;
     }
-    it->second.count++;
-    it->second.exit_ns += s.handling_ns();
-    if (d.failed) it->second.failed++;
+    st = &it->second;
+    slot = DetailSlot{k, st};
   }
+  st->count++;
+  st->exit_ns += dur_ns;
+  if (failed) st->failed++;
 }
 
 std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
@@ -288,7 +298,20 @@ void ExitAggregator::Fill(Report* report) const {
     row.count = st.count;
     row.exit_ns = st.exit_ns;
     row.failed = st.failed;
-    if (k.key == kOtherKey) {
+    if (k.kind >= kFirstQualKind) {
+      QualDetailText t = DescribeQualDetail(QualDetail{static_cast<QualKind>(k.kind), k.access, k.size, k.key});
+      row.kind = t.kind;
+      if (k.key == kOtherKey) {
+        row.name = "(other keys)";
+      } else {
+        row.key = t.key_value;
+        row.size = t.size;
+        row.key_text = t.key;
+        row.key_known = t.key_known;
+        row.name = t.name;
+        row.access = t.access;
+      }
+    } else if (k.key == kOtherKey) {
       row.name = "(other keys)";
     } else {
       switch (kind) {

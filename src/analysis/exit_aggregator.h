@@ -1,7 +1,7 @@
 // Aggregates exits per group (all / VM / vCPU thread / CPU) and exit reason: every exit is counted,
 // timed ones also go into histograms,
 // with the in-kernel vs VMM (userspace) split and detail breakdowns (MSR, port, GPA, CR, hypercall,
-// KVM_EXIT_*). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
+// KVM_EXIT_*, and what the exit itself carries: decode/exit_qualification.h). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
 // Assumption: memory is flat in trace size: per (group, reason) one LogHistogram, per detail key one
 // counter, detail keys capped per kind.
 #pragma once
@@ -19,6 +19,7 @@
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
 #include "analysis/vm_grouper.h"
+#include "decode/exit_reasons.h"
 #include "model/trace_meta.h"
 #include "model/report_model.h"
 
@@ -72,6 +73,9 @@ class ExitAggregator : public ExitSampleSink {
     uint8_t access;
     uint32_t size;
     uint64_t key;
+    bool operator==(const DetailKey& o) const {
+      return kind == o.kind && key == o.key && access == o.access && size == o.size;
+    }
     bool operator<(const DetailKey& o) const {
       return std::tie(kind, key, access, size) < std::tie(o.kind, o.key, o.access, o.size);
     }
@@ -85,12 +89,14 @@ class ExitAggregator : public ExitSampleSink {
   ReasonStats* Cell(const ExitSample& s);
   int64_t GroupId(const ExitSample& s);
   std::string GroupLabel(GroupBy by, int64_t id) const;
-  void AddDetails(const ExitSample& s);
+  // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
+  void AddDetails(const ExitSample& s, bool timed);
+  void CountDetail(DetailKey k, uint64_t dur_ns, bool failed);
 
   const TraceMeta& meta_;
   ReportOptions options_;
   uint64_t origin_ns_ = 0;
-  std::optional<uint32_t> reason_vmx_, reason_svm_;
+  ReasonCodes reason_codes_;  // --reason in each ISA, equivalents included
   VmGrouper vms_;
   std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
   int32_t last_vcpu_tid_ = INT32_MIN, last_vcpu_ = -1;  // the last pair written to it
@@ -100,7 +106,13 @@ class ExitAggregator : public ExitSampleSink {
   GroupStats* cached_group_ = nullptr;
   ReasonStats* cached_reason_ = nullptr;
   std::map<DetailKey, DetailStats> details_;
-  std::array<size_t, static_cast<size_t>(EventKind::kCount)> detail_keys_per_kind_{};
+  // Recently counted keys (map nodes never move): most exits repeat a few keys (TMICT, cr4 …).
+  struct DetailSlot {
+    DetailKey key{};
+    DetailStats* stats = nullptr;
+  };
+  std::array<DetailSlot, 64> detail_cache_{};
+  std::array<size_t, 256> detail_keys_per_kind_{};  // EventKind and QualKind values
   uint64_t filtered_out_ = 0;
   std::map<int32_t, bool> tids_seen_;
   int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with an exit (before filters)

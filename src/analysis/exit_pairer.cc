@@ -116,7 +116,8 @@ void ExitPairer::OnEvent(const KvmEvent& e) {
     case EventKind::kUserspaceExit:
     case EventKind::kPageFault:
     case EventKind::kEmulateInsn:
-    case EventKind::kFastMmio: OnDetail(e, State(e.tid)); break;
+    case EventKind::kFastMmio:
+    case EventKind::kApic: OnDetail(e, State(e.tid)); break;
     case EventKind::kVcpuWakeup: OnWakeup(e, State(e.tid)); break;
     default: break;
   }
@@ -152,6 +153,7 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   s.rip = e.rip;
   s.info1 = e.info1;
   s.info2 = e.info2;
+  s.intr_info = e.intr_info;
   s.to_userspace = false;
   s.userspace_reason = 0;
   s.blocked_ns = 0;

@@ -3,15 +3,27 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "decode/exit_reasons.h"
+
 namespace exitscope {
 namespace {
 
-std::string FilterSummary(const ReportOptions& o) {
+std::string FilterSummary(const ReportOptions& o, Isa isa) {
   std::string s;
   auto add = [&](std::string part) { s += (s.empty() ? "" : ", ") + part; };
   if (o.pid) add(fmt::format("pid {}", *o.pid));
   if (o.vcpu) add(fmt::format("vcpu {}", *o.vcpu));
-  if (o.reason) add(fmt::format("reason {}", *o.reason));
+  if (o.reason) {
+    // Say what the spelling selected in this trace's ISA ("npf" on VMX = EPT_VIOLATION).
+    std::string names;
+    const ReasonCodes codes = ReasonCodesFromName(*o.reason);
+    for (uint32_t code : codes.of(isa)) {
+      std::string n = ExitReasonName(isa, code);
+      if (n != *o.reason) names += (names.empty() ? "" : " + ") + n;
+    }
+    add(names.empty() || isa == Isa::kUnknown ? fmt::format("reason {}", *o.reason)
+                                              : fmt::format("reason {} (= {})", *o.reason, names));
+  }
   if (o.from_s || o.to_s)
     add(fmt::format("time {}s..{}", o.from_s.value_or(0), o.to_s ? fmt::format("{}s", *o.to_s) : "end"));
   return s;
@@ -47,7 +59,7 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   c.last_ts_ns = last_ts;
   c.time_unit = meta.time_unit;
   c.clock_notes = meta.clock_notes;
-  c.filters = FilterSummary(options);
+  c.filters = FilterSummary(options, run.isa_seen);
 
   report.totals.events = run.events;
   // Records that are not kvm events (the decoder and text reader count them): with the kvm events they

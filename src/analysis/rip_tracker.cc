@@ -32,7 +32,7 @@ std::string SymbolColumn(const GuestSymbolizer& symbols, uint64_t rip) {
 
 void RipTracker::OnExitSample(const ExitSample& s) {
   Isa isa = s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint;
-  if (filter_.reason && *filter_.reason != s.reason) return;
+  if (filter_.reason && !filter_.reason->Matches(s.isa, s.reason)) return;
   if (filter_.vcpu && *filter_.vcpu != s.vcpu_id) return;
   if (filter_.pid) {
     if (s.tid != *filter_.pid && vms_.VmId(s.tid) != *filter_.pid) return;

@@ -14,6 +14,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "analysis/vm_grouper.h"
+#include "decode/exit_reasons.h"
 #include "symbols/guest_symbolizer.h"
 #include "symbols/kaslr_slide.h"
 
@@ -26,7 +27,7 @@ struct RipStat {
 struct RipFilter {
   std::optional<int32_t> pid;      // VM process or vCPU thread
   std::optional<int32_t> vcpu;
-  std::optional<uint32_t> reason;  // raw code (ISA of the sample)
+  std::optional<ReasonCodes> reason;  // --reason in each ISA (decode/exit_reasons.h)
 };
 
 class RipTracker : public ExitSampleSink {

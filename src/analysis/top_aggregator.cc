@@ -81,8 +81,8 @@ int32_t TopAggregator::VmOf(int32_t tid) {
 }
 
 void TopAggregator::OnExitSample(const ExitSample& s) {
+  if (!reason_filter_.empty() && !reason_codes_.Matches(s.isa, s.reason)) return;
   std::string reason = ExitReasonName(s.isa, s.reason);
-  if (!reason_filter_.empty() && reason != reason_filter_) return;
   Acc& r = reasons_[reason];
   r.label = reason;
   r.hist.Add(s.dur_ns);

@@ -12,6 +12,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
+#include "decode/exit_reasons.h"
 
 namespace exitscope {
 
@@ -38,7 +39,9 @@ struct TopInterval {
 
 class TopAggregator : public ExitSampleSink {
  public:
-  explicit TopAggregator(std::string reason_filter = {}) : reason_filter_(std::move(reason_filter)) {}
+  // reason_filter: any spelling ReasonCodesFromName takes (HLT, hlt, npf …); empty = all.
+  explicit TopAggregator(std::string reason_filter = {})
+      : reason_filter_(std::move(reason_filter)), reason_codes_(ReasonCodesFromName(reason_filter_)) {}
   void OnExitSample(const ExitSample& s) override;
   TopInterval TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu, size_t max_rows);
 
@@ -50,6 +53,7 @@ class TopAggregator : public ExitSampleSink {
   };
   int32_t VmOf(int32_t tid);
   std::string reason_filter_;
+  ReasonCodes reason_codes_;
   std::map<std::string, Acc> reasons_;
   std::map<int32_t, Acc> vms_, vcpus_;
   std::map<int32_t, int32_t> tgid_cache_;

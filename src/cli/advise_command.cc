@@ -12,6 +12,7 @@
 #include "advise/bench_costs.h"
 #include "advise/exit_collector.h"
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "cli/rip_report.h"
 #include "pipeline/tracedat_slices.h"
 #include "symbols/guest_symbolizer.h"
@@ -35,10 +36,26 @@ constexpr char kHelp[] =
     "Exit status: 0 advice printed; 64 bad arguments; 65 the trace lost data (advice printed, PARTIAL)\n"
     "or the bench file is not `exitscope bench --json` output; 66 a file cannot be opened.";
 
+constexpr char kExamples[] =
+    "Examples:\n"
+    "  exitscope advise trace.dat                          # findings, most saving first\n"
+    "  exitscope advise --json trace.dat | jq '.findings[0]'\n"
+    "  exitscope advise --guest-kallsyms kallsyms.txt trace.dat   # guest functions in the evidence\n"
+    "  trace-cmd report trace.dat > t.txt && exitscope advise t.txt   # text works too";
+
+constexpr char kExitStatus[] =
+    "Exit status: 0 complete; 65 the trace lost events or holds malformed data (advice printed,\n"
+    "diagnostics on stderr) or is unreadable; 64 bad option; 66 input missing; 74 I/O error;\n"
+    "77 permission denied.";
+
 }  // namespace
 
 int RunAdviseCommand(int argc, char** argv) {
-  CLI::App app(kHelp, "exitscope advise");
+  CLI::App app("exitscope advise: known exit-cost patterns in a trace, each with the saving of its fix",
+               "exitscope advise");
+  app.footer(std::string(kHelp) + "\n\n" + kHelpInputs +
+             ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
+             kExamples + "\n\n" + kHelpPartial + "\n\n" + kExitStatus);
   std::string path;
   bool json = false;
   GuestSymbolArgs sym_args;
@@ -58,8 +75,7 @@ int RunAdviseCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
   const GuestSymbolOptions& sym = sym_args.options;

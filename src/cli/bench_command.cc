@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "kvmbench/bench_reporter.h"
 #include "kvmbench/bench_runner.h"
 
@@ -17,13 +18,19 @@ int RunBenchCommand(int argc, char** argv) {
   bool json = false;
   bool list = false;
   std::string compare;
-  CLI::App app{
+  CLI::App app{"exitscope bench: what each VM exit type costs on this host's KVM", "exitscope bench"};
+  app.footer(
       "Measure the guest-side cost of each VM exit type on this host's KVM.\n"
       "A built-in 64-bit guest runs each test's exiting instruction in a loop and reads the TSC;\n"
       "the iteration count doubles until the loop ran --min-time-ms (or is --iterations).\n"
       "Tests the host cannot run are listed as skipped, with the reason.\n"
-      "Needs read/write access to /dev/kvm.",
-      "exitscope bench"};
+      "Needs read/write access to /dev/kvm.\n\n"
+      "Examples:\n"
+      "  exitscope bench                          # every test\n"
+      "  exitscope bench --test cpuid --test hlt  # pick tests (--list shows them)\n"
+      "  exitscope bench --json > base.json       # later: exitscope bench --compare base.json\n\n"
+      "Exit status: 0 done; 64 bad option; 69 no /dev/kvm (or KVM cannot run the guest);\n"
+      "77 permission denied on /dev/kvm.");
   app.add_option("--test", options.tests, "run only this test (repeatable); see --list");
   app.add_flag("--list", list, "list the tests and the exit each is meant to cause");
   app.add_flag("--json", json, "print JSON (schema exitscope-bench/1) instead of the table");
@@ -40,8 +47,7 @@ int RunBenchCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   if (list) {
     kvmbench::PrintTestList(stdout);

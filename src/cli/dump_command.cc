@@ -9,6 +9,9 @@
 #include <set>
 
 #include "cli/command.h"
+#include "cli/filter_options.h"
+#include "decode/exit_reasons.h"
+#include "decode/text_kvm_parser.h"
 #include "decode/field_text.h"
 #include "pipeline/input_detector.h"
 
@@ -24,14 +27,17 @@ constexpr char kDumpHelp[] =
     "A trace whose clock is not in ns (x86-tsc without TSC2NSEC, counter) prints its raw integers\n"
     "(JSON key ts_cycles / ts_count instead of ts_ns) until --tsc-khz converts TSC cycles.";
 
-constexpr char kDumpInputsText[] = ".\nText renderings are readable as they are (`report` reads them too).";
+constexpr char kDumpInputsText[] =
+    ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz): its kvm events\n"
+    "are printed as exitscope parsed them (the fields report uses), since text holds no raw records.";
 
 constexpr char kDumpExamples[] =
     "Examples:\n"
     "  exitscope dump trace.dat --event kvm_exit --limit 20\n"
     "  exitscope dump perf.data --event kvm:kvm_exit --ns\n"
     "  exitscope dump trace.dat --json | jq 'select(.event==\"kvm_msr\")'\n"
-    "  exitscope dump trace.dat --ns --event kvm:kvm_entry --event kvm:kvm_exit";
+    "  exitscope dump trace.dat --ns --event kvm:kvm_entry --event kvm:kvm_exit\n"
+    "  exitscope dump trace-cmd-report.txt --event kvm_exit   # text: what report parsed";
 
 constexpr char kDumpExitStatus[] =
     "Exit status: 0 complete; 65 events were lost or malformed (every readable event is still\n"
@@ -54,7 +60,101 @@ std::string FormatTs(uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
   return fmt::format("{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
 }
 
+// Text inputs hold no raw records: their events are shown as exitscope parsed them, with the
+// KvmEvent fields their kind uses (model/kvm_event.h), so a report number can be checked here too.
+void AppendKvmFields(const KvmEvent& e, std::string* line, nlohmann::json* fields) {
+  auto put = [&](const char* name, uint64_t v, bool hex) {
+    if (fields) (*fields)[name] = v;
+    else *line += hex ? fmt::format(" {}={:#x}", name, v) : fmt::format(" {}={}", name, v);
+  };
+  switch (e.kind) {
+    case EventKind::kExit:
+      put("exit_reason", e.reason, false);
+      if (fields) (*fields)["reason_name"] = ExitReasonName(e.isa, e.reason);
+      else *line += " (" + ExitReasonName(e.isa, e.reason) + ")";
+      put("guest_rip", e.rip, true);
+      put("isa", static_cast<uint64_t>(e.isa), false);
+      put("info1", e.info1, true);
+      put("info2", e.info2, true);
+      put("intr_info", e.intr_info, false);
+      put("error_code", e.error_code, false);
+      break;
+    case EventKind::kEntry: put("rip", e.rip, true); break;
+    default:
+      put("write", e.write, false);
+      put("size", e.size, false);
+      put("info1", e.info1, true);
+      put("info2", e.info2, true);
+      if (e.reason) put("reason", e.reason, false);
+      if (e.count) put("count", e.count, false);
+      if (e.aux) put("aux", e.aux, false);
+      if (e.error_code) put("error_code", e.error_code, false);
+      break;
+  }
+  if (e.vcpu_id >= 0) put("vcpu_id", static_cast<uint64_t>(e.vcpu_id), false);
+}
+
+int DumpText(const DumpOptions& opt) {
+  auto opened = OpenKvmEventSource(opt.path, InputFormat::kText);
+  if (!opened.ok()) return PrintError(opened.error());
+  KvmEventSource& src = **opened;
+  const TraceMeta& meta = src.meta();
+  std::set<std::string, std::less<>> wanted;
+  for (const std::string& e : opt.events) {
+    std::string_view name = e;
+    if (name.starts_with("kvm:")) name.remove_prefix(4);
+    if (EventKindFromName(name) == EventKind::kOther) {
+      return PrintError(MakeError(kExitUsage, "dump.unknown-event", "text input has no event named '" + e + "'",
+                                  "in trace text exitscope reads the kvm events it models, e.g. kvm_exit, "
+                                  "kvm_entry, kvm_msr, kvm_pio, kvm_mmio"));
+    }
+    wanted.insert(std::string(name));
+  }
+  KvmEvent ev;
+  LostEvents lost;
+  uint64_t printed = 0;
+  std::string line;
+  while (src.Next(&ev, &lost)) {
+    if (lost.cpu >= 0) {
+      line = opt.json ? nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {"ts_ns", lost.ts_ns}}.dump() + "\n"
+                      : fmt::format("# lost {} events on cpu {} before {}\n",
+                                    lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
+                                    FormatTs(lost.ts_ns, opt.ns));
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      lost.cpu = -1;
+    }
+    std::string name(ev.kind == EventKind::kOther ? "kvm_other" : EventKindName(ev.kind));
+    if (!wanted.empty() && !wanted.count(name)) continue;
+    auto comm_it = meta.comm_by_tid.find(ev.tid);
+    std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second) : "<...>";
+    if (opt.json) {
+      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name},
+                       {"system", "kvm"}};
+      nlohmann::json fields = nlohmann::json::object();
+      AppendKvmFields(ev, nullptr, &fields);
+      j["fields"] = std::move(fields);
+      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else {
+      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns), ev.cpu, ev.tid, comm, name);
+      AppendKvmFields(ev, &line, nullptr);
+      line.push_back('\n');
+    }
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    if (opt.limit && ++printed >= opt.limit) break;
+  }
+  std::fflush(stdout);
+  const Diagnostics& diag = src.diagnostics();
+  for (const auto& c : diag.NonZero()) {
+    std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),
+                 static_cast<unsigned long long>(c.count), c.description.c_str());
+  }
+  return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+}
+
 int Dump(const DumpOptions& opt) {
+  auto format = DetectInputFormat(opt.path);
+  if (!format.ok()) return PrintError(format.error());
+  if (*format == InputFormat::kText) return DumpText(opt);
   auto opened = OpenRawEventSource(opt.path, InputFormat::kAuto, opt.clock);
   if (!opened.ok()) return PrintError(opened.error());
   RawEventSource& src = *opened.value();
@@ -142,19 +242,22 @@ int RunDumpCommand(int argc, char** argv) {
   app.footer(std::string(kDumpHelp) + "\n\n" + kHelpInputs + kDumpInputsText + "\n\n" + kDumpExamples + "\n\n" +
              kDumpExitStatus);
   DumpOptions opt;
-  app.add_option("FILE", opt.path, "trace.dat or perf.data (see Inputs below)")->required();
-  app.add_option("--limit,-n", opt.limit, "stop after N events (0 = all)");
+  app.add_option("FILE", opt.path, "trace.dat, perf.data or trace text (see Inputs below)")->required();
+  std::string limit_text;
+  app.add_option("--limit,-n", limit_text, "stop after N events (0 = all)");
   app.add_option("--event,-e", opt.events, "only events with this name (repeatable; kvm_exit or kvm:kvm_exit)");
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
   AddClockOptions(app, &opt.clock);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    return ExitOnParseError(app, e);
+  }
+  if (!limit_text.empty()) {
+    auto limit = ParseCount("--limit", limit_text, UINT64_MAX >> 1, "a number of events (0 = all)");
+    if (!limit.ok()) return PrintError(limit.error());
+    opt.limit = *limit;
   }
   return Dump(opt);
 }

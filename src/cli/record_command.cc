@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "live/live_recorder.h"
+#include "sources/live/tracefs_instance.h"
 #include "live/stop_signal.h"
 
 namespace exitscope {
@@ -45,7 +47,10 @@ int RunRecordCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
+  }
+  if (!opt.tracefs.empty()) {
+    if (Status st = CheckTracefs(opt.tracefs); !st.ok()) return PrintError(st.error());
   }
   InstallStopHandlers();
   opt.on_started = [&](const std::string& dir) {

@@ -7,8 +7,8 @@
 
 #include "analysis/report_pipeline.h"
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "cli/rip_report.h"
-#include "decode/exit_reasons.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
 #include "pipeline/tracedat_slices.h"
@@ -65,11 +65,17 @@ and the label says the process was not recorded.
 
 Detail breakdowns (MSR index, I/O port, MMIO GPA, CR, hypercall, KVM_EXIT_* of exits that
 went to the VMM) appear when the trace holds kvm_msr / kvm_pio / kvm_mmio / kvm_cr /
-kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all).)";
+kvm_hypercall / kvm_userspace_exit events (`-e kvm` records them all). kvm_exit alone
+already gives, from its exit qualification / exit_info and intr_info: the APIC register of
+APIC_WRITE / APIC_ACCESS / AVIC exits (TMICT, ICR, EOI …; kvm_apic when recorded), the access
+of EPT violations / NPFs (GPA from kvm_page_fault or NPF exit_info2), exception and interrupt
+vectors (#PF, NMI, the host's LOCAL_TIMER …), the DR of MOV DR exits, and the CR and port of
+CR / I/O exits where kvm_cr / kvm_pio were not recorded. Their COUNT covers untimed exits too.)";
 
 constexpr const char* kReportExitStatus =
-    "Exit status: 0 complete; 65 PARTIAL (report printed) or unreadable data; 64 bad option;\n"
-    "66 input missing; 74 I/O error; 77 permission denied.";
+    "Exit status: 0 complete; 65 PARTIAL (report printed) or unreadable data; 64 bad option (the\n"
+    "hint names the valid values; also a --reason the trace's ISA has no equivalent of); 66 input\n"
+    "missing or a directory; 74 I/O error; 77 permission denied.";
 
 void PrintProgress(uint64_t done, uint64_t total) {
   if (total == 0) return;
@@ -86,20 +92,14 @@ int RunReportCommand(int argc, char** argv) {
   std::string path, by = "reason", input_format = "auto";
   ReportOptions options;
   bool json = false, no_details = false;
-  double from_s = -1, to_s = -1;
-  int pid = -1, vcpu = -1;
-  std::string reason;
+  FilterArgs filter_args;
   app.add_option("FILE", path, "trace.dat, perf.data or trace text (see Inputs below)")->required();
   app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu, rip (top guest RIPs per reason)")
       ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu", "rip"}));
   RipReportArgs rip_args;
   AddRipReportOptions(app, &rip_args);
-  app.add_option("--pid", pid, "only this VM (host pid) or vCPU thread (tid)");
-  app.add_option("--vcpu", vcpu, "only this vCPU index");
-  app.add_option("--reason", reason, "only this exit reason (HLT, EPT_VIOLATION, npf, EXIT_IOIO …)");
-  app.add_option("--from", from_s, "start of the time window, seconds from the first event");
-  app.add_option("--to", to_s, "end of the time window, seconds from the first event");
-  app.add_option("--top", options.top, "show only the N reasons with most exits per group");
+  AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
+                   "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
   app.add_flag("--json", json, "one JSON object (schema_version 2) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
@@ -114,33 +114,25 @@ int RunReportCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    return ExitOnParseError(app, e);
   }
   (void)no_details;
   options.by = by == "vm" ? GroupBy::kVm : by == "vcpu" ? GroupBy::kVcpu : by == "cpu" ? GroupBy::kCpu
                                                                            : GroupBy::kReason;
-  if (pid >= 0) options.pid = pid;
-  if (vcpu >= 0) options.vcpu = vcpu;
-  if (from_s >= 0) options.from_s = from_s;
-  if (to_s >= 0) options.to_s = to_s;
-  if (!reason.empty()) {
-    if (!ExitReasonFromName(Isa::kVmx, reason) && !ExitReasonFromName(Isa::kSvm, reason)) {
-      return PrintError(MakeError(kExitUsage, "report.unknown-reason",
-                                  "'" + reason + "' is not an exit reason name",
-                                  "use a name as `exitscope report` prints it, e.g. HLT, EPT_VIOLATION, "
-                                  "npf, io, msr (or UNKNOWN(0x…))"));
-    }
-    options.reason = reason;
-  }
+  auto filters = ParseFilters(filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  options.pid = filters->pid;
+  options.vcpu = filters->vcpu;
+  options.from_s = filters->from_s;
+  options.to_s = filters->to_s;
+  options.top = filters->top;
+  if (!filters->reason.empty()) options.reason = filters->reason;
   InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
   if (by == "rip" || !rip_args.folded.empty()) {
-    return RunRipReport({path, fmt, options.pid, options.vcpu, reason, options.top, json, by == "rip",
-                         DecodeThreads(threads), clock},
-                        rip_args);
+    return RunRipReport({path, fmt, *filters, json, by == "rip", DecodeThreads(threads), clock}, rip_args);
   }
   auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads), clock);
   if (!source.ok()) return PrintError(source.error());
@@ -158,6 +150,8 @@ int RunReportCommand(int argc, char** argv) {
   }, clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
+  Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
+  if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
 
   std::string out = json ? RenderJsonReport(report)
                          : RenderTextReport(report, TextReportOptions{options.details});

@@ -49,17 +49,11 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   auto source = OpenKvmEventSource(req.path, req.format, req.threads, req.clock);
   if (!source.ok()) return PrintError(source.error());
   RipFilter filter;
-  filter.pid = req.pid;
-  filter.vcpu = req.vcpu;
-  if (!req.reason.empty()) {
-    Isa isa = (*source)->meta().isa_hint;
-    auto code = ExitReasonFromName(isa == Isa::kUnknown ? IsaFromReasonName(req.reason) : isa, req.reason);
-    if (!code) code = ExitReasonFromName(IsaFromReasonName(req.reason), req.reason);
-    if (!code) {
-      return PrintError(MakeError(kExitUsage, "report.unknown-reason", "'" + req.reason + "' is not an exit reason name",
-                                  "use a name as `exitscope report` prints it"));
-    }
-    filter.reason = *code;
+  filter.pid = req.filters.pid;
+  filter.vcpu = req.filters.vcpu;
+  if (!req.filters.reason.empty()) {
+    if (Status st = CheckReasonForIsa(req.filters, (*source)->meta().isa_hint); !st.ok()) return PrintError(st.error());
+    filter.reason = req.filters.reason_codes;
   }
   std::unique_ptr<RipTracker> tracker_ptr;
   Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
@@ -68,6 +62,8 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   }, req.clock);
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
+  // Text inputs learn their ISA while read.
+  if (Status st = CheckReasonForIsa(req.filters, src.meta().isa_hint); !st.ok()) return PrintError(st.error());
   RipTracker& tracker = *tracker_ptr;
 
   GuestSymbolizer symbols;
@@ -76,7 +72,7 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
     if (!loaded) return PrintError(loaded.error());
     symbols = std::move(loaded.value());
   }
-  size_t top = req.top > 0 ? static_cast<size_t>(req.top) : kDefaultTopRips;
+  size_t top = req.filters.top > 0 ? static_cast<size_t>(req.filters.top) : kDefaultTopRips;
   if (!args.folded.empty()) {
     std::string folded = tracker.RenderFolded(symbols);
     if (args.folded == "-") {

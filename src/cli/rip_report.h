@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/filter_options.h"
 #include "model/event_source.h"
 #include "symbols/guest_symbolizer.h"
 #include "pipeline/input_detector.h"
@@ -32,9 +33,7 @@ void AddRipReportOptions(CLI::App& app, RipReportArgs* args);
 struct RipReportRequest {
   std::string path;
   InputFormat format = InputFormat::kAuto;
-  std::optional<int32_t> pid, vcpu;
-  std::string reason;   // name, any spelling; empty = all
-  int top = 0;          // RIPs per reason (0 = default 10)
+  Filters filters;      // --pid, --vcpu, --reason; --top = RIPs per reason (0 = default 10)
   bool json = false;
   bool table = true;    // false with --folded alone: only the folded file
   unsigned threads = 1; // decoding threads for an uncompressed trace.dat (DecodeThreads)

@@ -8,6 +8,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "cli/command.h"
+#include "cli/filter_options.h"
 #include "pipeline/live_page_decoder.h"
 #include "live/stop_signal.h"
 #include "analysis/top_aggregator.h"
@@ -29,29 +30,40 @@ int RunTopCommand(int argc, char** argv) {
              "  sudo exitscope top -d 5 -n 12 --rows 5   # one minute in 5 s steps\n"
              "  sudo exitscope top -p $(pidof qemu-system-x86_64) --reason HLT\n"
              "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n\n"
-             "Exit status: 0 done; 64 bad option; 69 no tracefs or no kvm events (module not loaded);\n"
+             "Exit status: 0 done; 64 bad option (the hint names the valid values); 69 no tracefs (also a\n"
+             "--tracefs that is not one) or no kvm events (module not loaded);\n"
              "74 I/O error; 77 permission denied (run as root).");
   double delay_s = 1.0;
-  int count = 0, pid = 0;
-  std::string reason, tracefs;
+  std::string tracefs, count_text, rows_text;
+  FilterArgs filter_args;
   bool json = false;
-  size_t rows = 15;
   uint32_t buffer_kb = 4096;
-  app.add_option("-d,--delay", delay_s, "seconds between refreshes")->check(CLI::Range(0.05, 3600.0));
-  app.add_option("-n,--count", count, "intervals to show, then exit (default: until Ctrl-C)");
-  app.add_option("-p,--pid", pid, "only this VM (its VMM process id)");
-  app.add_option("--reason", reason, "only this exit reason (as printed: HLT, EPT_VIOLATION, npf …)");
+  app.add_option("-d,--delay", delay_s, "seconds between refreshes (0.05..3600)")->check(CLI::Range(0.05, 3600.0));
+  app.add_option("-n,--count", count_text, "intervals to show, then exit (default 0: until Ctrl-C)");
+  AddFilterOptions(app, &filter_args, kFilterPid | kFilterShortPid | kFilterReason);
   app.add_flag("--json", json, "one JSON object per interval and line (schema exitscope.top/1)");
-  app.add_option("--rows", rows, "rows per table in text mode (0: all)");
+  app.add_option("--rows", rows_text, "rows per table in text mode (default 15; 0: all)");
   app.add_option("-b,--buffer-size", buffer_kb, "ring buffer per CPU, KiB");
   app.add_option("--tracefs", tracefs, "tracefs mount point");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return ExitOnParseError(app, e);
   }
+  auto filters = ParseFilters(filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  auto count = count_text.empty() ? Result<uint64_t>(0) : ParseCount("-n", count_text, 1000000, "a number of intervals");
+  if (!count.ok()) return PrintError(count.error());
+  auto rows = rows_text.empty() ? Result<uint64_t>(15) : ParseCount("--rows", rows_text, 1000000, "rows per table");
+  if (!rows.ok()) return PrintError(rows.error());
+  if (Isa host = HostIsa(); host != Isa::kUnknown) {
+    if (Status st = CheckReasonForIsa(*filters, host); !st.ok()) return PrintError(st.error());
+  }
+  const int pid = filters->pid.value_or(0);
   InstallStopHandlers();
-  if (tracefs.empty()) {
+  if (!tracefs.empty()) {
+    if (Status st = CheckTracefs(tracefs); !st.ok()) return PrintError(st.error());
+  } else {
     auto t = FindTracefs();
     if (!t.ok()) return PrintError(t.error());
     tracefs = *t;
@@ -67,7 +79,7 @@ int RunTopCommand(int argc, char** argv) {
   Diagnostics diag;
   auto decoder = LivePageDecoder::Create(**inst, &diag);
   if (!decoder.ok()) return PrintError(decoder.error());
-  TopAggregator agg(reason);
+  TopAggregator agg(filters->reason);
   ExitPairer pairer((*decoder)->meta(), &diag, &agg);
   auto reader = TracePipeReader::Open(**inst);
   if (!reader.ok()) return PrintError(reader.error());
@@ -79,7 +91,7 @@ int RunTopCommand(int argc, char** argv) {
   };
   if (Status s = (*inst)->SetTracingOn(true); !s) return PrintError(s.error());
   auto last = std::chrono::steady_clock::now();
-  for (int shown = 0; !StopRequested() && (count == 0 || shown < count);) {
+  for (uint64_t shown = 0; !StopRequested() && (*count == 0 || shown < *count);) {
     auto now = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(now - last).count();
     if (elapsed < delay_s) {
@@ -99,7 +111,7 @@ int RunTopCommand(int argc, char** argv) {
       lost.push_back(total - std::min(total, lost_before[cpu]));
       lost_before[cpu] = total;
     }
-    TopInterval t = agg.TakeInterval(elapsed, std::move(lost), json ? 0 : rows);
+    TopInterval t = agg.TakeInterval(elapsed, std::move(lost), json ? 0 : *rows);
     for (const auto& c : diag.NonZero()) t.diagnostics[c.name] = c.count;
     std::string text = json ? RenderTopJson(t) + "\n" : RenderTopText(t);
     if (tty) text = "\x1b[H\x1b[2J" + text;  // clear only a terminal; pipes get plain text

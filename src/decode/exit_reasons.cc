@@ -171,7 +171,55 @@ std::optional<uint32_t> MatchOne(Isa isa, std::string_view name) {
   return std::nullopt;
 }
 
+// Reasons that mean the same event on both ISAs, by their kernel names (VMX_EXIT_REASONS /
+// SVM_EXIT_REASONS). SVM has one msr exit for RDMSR and WRMSR (exit_info1 0/1), hence two rows.
+constexpr std::pair<std::string_view, std::string_view> kEquivalent[] = {
+    {"EXTERNAL_INTERRUPT", "interrupt"}, {"INTERRUPT_WINDOW", "vintr"}, {"TASK_SWITCH", "task_switch"},
+    {"CPUID", "cpuid"},                  {"HLT", "hlt"},                {"INVD", "invd"},
+    {"INVLPG", "invlpg"},                {"RDPMC", "rdpmc"},            {"RDTSC", "rdtsc"},
+    {"VMCALL", "hypercall"},             {"IO_INSTRUCTION", "io"},      {"MSR_READ", "msr"},
+    {"MSR_WRITE", "msr"},                {"MWAIT_INSTRUCTION", "mwait"}, {"MONITOR_INSTRUCTION", "monitor"},
+    {"PAUSE_INSTRUCTION", "pause"},      {"EPT_VIOLATION", "npf"},      {"RDTSCP", "rdtscp"},
+    {"WBINVD", "wbinvd"},                {"XSETBV", "xsetbv"},          {"INVPCID", "invpcid"},
+    {"TRIPLE_FAULT", "shutdown"},        {"INIT_SIGNAL", "init"},       {"BUS_LOCK", "buslock"},
+};
+
+void AddOnce(std::vector<uint32_t>* v, uint32_t code) {
+  for (uint32_t c : *v) {
+    if (c == code) return;
+  }
+  v->push_back(code);
+}
+
 }  // namespace
+
+bool ReasonCodes::Matches(Isa isa, uint32_t exit_reason) const {
+  if (isa == Isa::kVmx) exit_reason &= kVmxBasicReasonMask;
+  for (uint32_t c : of(isa)) {
+    if ((isa == Isa::kVmx ? (c & kVmxBasicReasonMask) : c) == exit_reason) return true;
+  }
+  return false;
+}
+
+ReasonCodes ReasonCodesFromName(std::string_view name) {
+  ReasonCodes out;
+  auto vmx = ExitReasonFromName(Isa::kVmx, name);
+  auto svm = ExitReasonFromName(Isa::kSvm, name);
+  // An UNKNOWN(0x…) spelling parses in both tables: keep it for the ISA it was guessed for.
+  if (vmx && svm && *vmx == *svm && IsaFromReasonName(name) == Isa::kSvm) vmx.reset();
+  if (vmx && svm && *vmx == *svm && IsaFromReasonName(name) == Isa::kVmx) svm.reset();
+  if (vmx) AddOnce(&out.vmx, *vmx);
+  if (svm) AddOnce(&out.svm, *svm);
+  for (const auto& [v, s] : kEquivalent) {
+    if (vmx && !svm && (*vmx & kVmxBasicReasonMask) == MatchOne(Isa::kVmx, v)) {
+      if (auto c = MatchOne(Isa::kSvm, s)) AddOnce(&out.svm, *c);
+    }
+    if (svm && !vmx && *svm == MatchOne(Isa::kSvm, s)) {
+      if (auto c = MatchOne(Isa::kVmx, v)) AddOnce(&out.vmx, *c);
+    }
+  }
+  return out;
+}
 
 std::string ExitReasonName(Isa isa, uint32_t exit_reason) {
   if (isa == Isa::kVmx) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/kvm_event.h"
 
@@ -17,6 +18,17 @@ namespace exitscope {
 // " FAILED_VMENTRY". SVM codes are full 32-bit (vmgexit codes 0x8000xxxx).
 std::string ExitReasonName(Isa isa, uint32_t exit_reason);
 std::optional<uint32_t> ExitReasonFromName(Isa isa, std::string_view name);
+// What `--reason NAME` selects in each ISA: the name's own code(s), and in the other ISA the
+// equivalent reason when one exists (npf <-> EPT_VIOLATION, io <-> IO_INSTRUCTION, hlt <-> HLT,
+// msr <-> MSR_READ + MSR_WRITE …). Empty for an ISA without an equivalent (read_cr4 on VMX).
+struct ReasonCodes {
+  std::vector<uint32_t> vmx, svm;  // VMX: basic reasons (flags ignored when matching)
+  bool known() const { return !vmx.empty() || !svm.empty(); }
+  const std::vector<uint32_t>& of(Isa isa) const { return isa == Isa::kSvm ? svm : vmx; }
+  bool Matches(Isa isa, uint32_t exit_reason) const;
+};
+ReasonCodes ReasonCodesFromName(std::string_view name);
+
 // Guesses the ISA of a reason name alone ("EPT_VIOLATION" → VMX, "npf"/"EXIT_NPF" → SVM).
 Isa IsaFromReasonName(std::string_view name);
 

@@ -1,6 +1,7 @@
 #include "decode/text_kvm_parser.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 
 #include "decode/exit_reasons.h"
@@ -87,10 +88,12 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
   static constexpr uint32_t kVmxExitReasonFailedVmentry = 0x80000000u;
   static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
+  static constexpr uint32_t kVmxBasicMask = 0xffff;  // the basic exit reason, bits 15:0
   Tokens t(body);
   std::string_view tok, reason;
   bool have_rip = false;
   uint32_t flags = 0;
+  std::optional<uint32_t> plugin_unknown;
   while (t.Next(&tok)) {
     std::string_view v;
     if (tok == "vcpu") {
@@ -112,12 +115,32 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     } else if (tok == "error_code") {
       if (!t.Next(&v) || !Hex(v, &out->error_code)) return false;
     } else if (!reason.empty() && !have_rip) {
-      // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h).
+      // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h): the
+      // names of VMX_EXIT_REASON_FLAGS, then any other flag bits as one hex word ("0x8000000").
+      uint32_t word = 0;
       if (tok == "FAILED_VMENTRY") flags |= kVmxExitReasonFailedVmentry;
       else if (tok == "SGX_ENCLAVE_MODE") flags |= kVmxExitReasonSgxEnclaveMode;
+      else if (tok.starts_with("0x") && Hex(tok, &word)) flags |= word & ~kVmxBasicMask;
+      // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
+      // "reason UNKNOWN (<full exit_reason in decimal>)" (plugin_kvm.c print_exit_reason).
+      else if (reason == "UNKNOWN" && tok.size() > 2 && tok.front() == '(' && tok.back() == ')' &&
+               Dec(tok.substr(1, tok.size() - 2), &word)) {
+        plugin_unknown = word;
+      }
     }
   }
   if (reason.empty() || !have_rip) return false;
+  if (plugin_unknown) {
+    // Only the full value is printed: a VMX one when the basic reason is known and the trace's
+    // other lines are not SVM's (SVM codes carry no flag bits; unknown ones stay unknown).
+    out->reason = *plugin_unknown;
+    out->isa = isa_;
+    if (out->isa == Isa::kUnknown && (*plugin_unknown & ~kVmxBasicMask) &&
+        ExitReasonName(Isa::kVmx, *plugin_unknown & kVmxBasicMask).find("UNKNOWN") == std::string::npos) {
+      out->isa = Isa::kVmx;
+    }
+    return true;
+  }
   Isa isa = IsaFromReasonName(reason);
   if (isa != Isa::kUnknown) {
     if (isa_ != Isa::kUnknown && isa != isa_) {
@@ -134,7 +157,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     diagnostics_->Bump(DiagId::kTextUnknownExitReason);
     return false;
   }
-  out->reason |= flags;
+  if (out->isa != Isa::kSvm) out->reason |= flags;  // SVM codes are printed whole, never with flags
   return true;
 }
 

@@ -35,6 +35,7 @@ struct ExitSample {
   uint64_t blocked_ns = 0;
   uint64_t rip = 0;
   uint64_t info1 = 0, info2 = 0;
+  uint32_t intr_info = 0;         // kvm_exit's intr_info (VMX VM-exit interruption information)
   bool to_userspace = false;      // a kvm_userspace_exit was seen: the VMM handled (part of) it
   uint32_t userspace_reason = 0;  // KVM_EXIT_* of the first kvm_userspace_exit
   uint8_t detail_count = 0;

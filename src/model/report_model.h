@@ -54,8 +54,11 @@ struct GroupReport {
 };
 
 struct DetailRow {
-  std::string kind;    // "msr", "pio", "mmio", "cr", "hypercall", "userspace"
+  std::string kind;    // "msr", "pio", "mmio", "cr", "hypercall", "userspace"; from the exit itself
+                       // (decode/exit_qualification.h): "apic", "vector", "dr", "cr_exit", "io_exit", "ept"
   uint64_t key = 0;    // MSR index, port, GPA, CR number, hypercall nr, KVM_EXIT_*
+  std::string key_text;  // how text shows the key when not as the kind's default ("-": unknown)
+  bool key_known = true;  // false: JSON prints the key as null
   std::string name;    // resolved name, may be empty
   std::string access;  // "read"/"write", "in"/"out", "unsatisfied-read", "" …
   uint32_t size = 0;   // pio/mmio bytes

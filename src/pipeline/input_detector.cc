@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "decode/kvm_decoder.h"
 #include "format/tracing_data.h"
@@ -28,6 +30,19 @@ Error Unsupported(const std::string& path, std::string_view what) {
 }  // namespace
 
 Result<InputFormat> DetectInputFormat(const std::string& path) {
+  // fopen() opens a directory and its read fails: say what it is, not "empty".
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::string hint = "pass a trace file (trace.dat, perf.data or trace text), not a directory";
+    for (const char* name : {"trace.dat", "perf.data"}) {
+      std::string inside = path + (path.ends_with("/") ? "" : "/") + name;
+      if (::access(inside.c_str(), F_OK) == 0) {
+        hint += "; did you mean '" + inside + "'?";
+        break;
+      }
+    }
+    return MakeError(kExitNoInput, "input.not-a-file", "'" + path + "' is a directory", hint);
+  }
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return InputOpenError(path, errno);
   uint8_t head[64] = {};

@@ -101,7 +101,7 @@ std::string RenderJsonReport(const Report& r) {
   json details = json::array();
   for (const auto& d : r.details) {
     details.push_back(json{{"kind", d.kind},
-                           {"key", d.key},
+                           {"key", d.key_known ? json(d.key) : json(nullptr)},
                            {"name", d.name},
                            {"access", d.access},
                            {"size", d.size},

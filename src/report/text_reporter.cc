@@ -164,13 +164,20 @@ std::string_view DetailTitle(const std::string& kind) {
       {"msr", "MSR accesses (kvm_msr)"},       {"pio", "port I/O (kvm_pio)"},
       {"mmio", "MMIO (kvm_mmio)"},             {"fast_mmio", "fast MMIO (kvm_fast_mmio)"},
       {"cr", "control registers (kvm_cr)"},    {"hypercall", "hypercalls (kvm_hypercall)"},
-      {"userspace", "exits to the VMM (kvm_userspace_exit)"}};
+      {"userspace", "exits to the VMM (kvm_userspace_exit)"},
+      {"apic", "APIC registers (APIC_WRITE / APIC_ACCESS / AVIC exit qualification, kvm_apic)"},
+      {"vector", "exception and interrupt vectors (intr_info, EOI_INDUCED, SVM exception exits)"},
+      {"dr", "debug registers (MOV DR exit qualification, SVM DR exits)"},
+      {"cr_exit", "control registers (exit qualification; where kvm_cr was not recorded)"},
+      {"io_exit", "port I/O (exit qualification; where kvm_pio was not recorded)"},
+      {"ept", "EPT violations / NPF (exit qualification; GPA from kvm_page_fault or NPF exit_info2)"}};
   auto it = kTitles.find(kind);
   return it == kTitles.end() ? std::string_view(kind) : it->second;
 }
 
 std::string DetailKey(const DetailRow& d) {
   if (d.key == UINT64_MAX) return "*";
+  if (!d.key_text.empty()) return d.key_text;
   if (d.kind == "userspace" || d.kind == "hypercall" || d.kind == "cr") return std::to_string(d.key);
   return fmt::format("{:#x}", d.key);
 }
@@ -182,7 +189,7 @@ std::string Details(const Report& r, const TextReportOptions& o) {
     size_t j = i;
     while (j < r.details.size() && r.details[j].kind == r.details[i].kind) ++j;
     const std::string& kind = r.details[i].kind;
-    bool sized = kind == "pio" || kind == "mmio";
+    bool sized = kind == "pio" || kind == "mmio" || kind == "io_exit";
     std::vector<std::string> header = {"KEY", "NAME", "ACCESS"};
     if (sized) header.push_back("SIZE");
     header.insert(header.end(), {"COUNT", "EXIT TIME"});

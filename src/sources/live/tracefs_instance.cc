@@ -66,6 +66,13 @@ std::vector<std::string> DefaultExitEvents() {
           "kvm:kvm_nested_vmenter"};
 }
 
+Status CheckTracefs(const std::string& dir) {
+  if (IsTracefs(dir)) return Status::Ok();
+  return MakeError(kExitUnavailable, "live.no-tracefs", "'" + dir + "' is not a tracefs mount",
+                   "give the tracefs mount point (usually /sys/kernel/tracing; `mount -t tracefs nodev "
+                   "/sys/kernel/tracing` mounts it), or omit --tracefs to find it");
+}
+
 Result<std::string> FindTracefs() {
   for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
     if (IsTracefs(dir)) return std::string(dir);

@@ -25,6 +25,8 @@ std::vector<std::string> DefaultExitEvents();
 
 // Where tracefs is mounted (/sys/kernel/tracing, or debugfs's tracing/ on old kernels).
 Result<std::string> FindTracefs();
+// A --tracefs given by the user: 69 with a hint when `dir` is not a tracefs mount.
+Status CheckTracefs(const std::string& dir);
 
 // How instance directories come and go: mkdir/rmdir on tracefs, where the kernel fills a new one
 // with its control files and frees a removed one whole (kernel/trace/trace.c instance_mkdir,

@@ -1,0 +1,165 @@
+#include "cli/filter_options.h"
+
+#include "cli/command.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace exitscope {
+namespace {
+
+// include/linux/threads.h PID_MAX_LIMIT (4 M on 64-bit): no host pid or tid is larger.
+constexpr int64_t kPidMax = 4194304;
+// arch/x86/include/asm/kvm_host.h KVM_MAX_VCPU_IDS (KVM_MAX_VCPUS 4096 x KVM_VCPU_ID_RATIO 4).
+constexpr int64_t kVcpuMax = 16383;
+// A window past ~31 years of trace is a typo, not a trace.
+constexpr double kMaxSeconds = 1e9;
+constexpr int64_t kMaxTop = 1000000;
+
+Error Usage(std::string tag, std::string message, std::string hint) {
+  return MakeError(kExitUsage, std::move(tag), std::move(message), std::move(hint));
+}
+
+std::optional<int64_t> Integer(const std::string& text) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+Result<double> Seconds(std::string_view option, const std::string& text) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  bool parsed = ec == std::errc() && p == text.data() + text.size() && !text.empty();
+  if (!parsed || !std::isfinite(v) || v < 0 || v > kMaxSeconds) {
+    return Usage("cli.bad-time", std::string(option) + " '" + text + "' is not a time in the trace",
+                 "give seconds from the first event, a number from 0 to 1e9 (e.g. " + std::string(option) +
+                     " 2.5)");
+  }
+  return v;
+}
+
+Result<int64_t> Ranged(std::string_view option, const std::string& text, int64_t lo, int64_t hi,
+                       std::string_view meaning) {
+  auto v = Integer(text);
+  if (!v || *v < lo || *v > hi) {
+    return Usage("cli.bad-value", std::string(option) + " '" + text + "' is out of range",
+                 std::string(option) + " takes " + std::string(meaning) + ", an integer from " +
+                     std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return *v;
+}
+
+}  // namespace
+
+void AddFilterOptions(CLI::App& app, FilterArgs* args, unsigned which, std::string_view top_help) {
+  if (which & kFilterPid) {
+    app.add_option((which & kFilterShortPid) ? "-p,--pid" : "--pid", args->pid,
+                   "only this VM (host pid) or vCPU thread (tid), 1.." + std::to_string(kPidMax));
+  }
+  if (which & kFilterVcpu) app.add_option("--vcpu", args->vcpu, "only this vCPU index (0..16383)");
+  if (which & kFilterReason) {
+    app.add_option("--reason", args->reason,
+                   "only this exit reason, any spelling (HLT, EPT_VIOLATION, npf, EXIT_IOIO …); an equivalent "
+                   "of the other ISA is mapped (npf = EPT_VIOLATION, io = IO_INSTRUCTION, msr = MSR_READ + "
+                   "MSR_WRITE)");
+  }
+  if (which & kFilterWindow) {
+    app.add_option("--from", args->from, "start of the time window, seconds from the first event (>= 0)");
+    app.add_option("--to", args->to, "end of the time window, seconds from the first event (> --from)");
+  }
+  if (which & kFilterTop) {
+    app.add_option("--top", args->top,
+                   top_help.empty() ? std::string("show only the N (>= 1) reasons with most exits per group")
+                                    : std::string(top_help));
+  }
+}
+
+Result<Filters> ParseFilters(const FilterArgs& a) {
+  Filters f;
+  if (!a.from.empty()) {
+    auto v = Seconds("--from", a.from);
+    if (!v.ok()) return v.error();
+    f.from_s = *v;
+  }
+  if (!a.to.empty()) {
+    auto v = Seconds("--to", a.to);
+    if (!v.ok()) return v.error();
+    f.to_s = *v;
+  }
+  if (f.from_s && f.to_s && *f.from_s >= *f.to_s) {
+    return Usage("cli.empty-window", "--from " + a.from + " is not before --to " + a.to,
+                 "the window is [--from, --to) in seconds from the first event: give --from < --to");
+  }
+  if (!a.top.empty()) {
+    auto v = Ranged("--top", a.top, 1, kMaxTop, "the number of rows to keep (omit it for all)");
+    if (!v.ok()) return v.error();
+    f.top = static_cast<int>(*v);
+  }
+  if (!a.pid.empty()) {
+    auto v = Ranged("--pid", a.pid, 1, kPidMax, "a host process id (the VMM, e.g. `pgrep qemu`) or thread id");
+    if (!v.ok()) return v.error();
+    f.pid = static_cast<int32_t>(*v);
+  }
+  if (!a.vcpu.empty()) {
+    auto v = Ranged("--vcpu", a.vcpu, 0, kVcpuMax, "a vCPU index as KVM numbers them (0 for the first)");
+    if (!v.ok()) return v.error();
+    f.vcpu = static_cast<int32_t>(*v);
+  }
+  if (!a.reason.empty()) {
+    f.reason_codes = ReasonCodesFromName(a.reason);
+    if (!f.reason_codes.known()) {
+      return Usage("cli.unknown-reason", "'" + a.reason + "' is not an exit reason name",
+                   "use a name as `exitscope report` prints it: VMX HLT, EPT_VIOLATION, IO_INSTRUCTION, "
+                   "MSR_WRITE …; SVM hlt, npf, io, msr …; or UNKNOWN(0x…)");
+    }
+    f.reason = a.reason;
+  }
+  return f;
+}
+
+Status CheckReasonForIsa(const Filters& f, Isa isa) {
+  if (f.reason.empty() || isa == Isa::kUnknown || !f.reason_codes.of(isa).empty()) return Status::Ok();
+  Isa other = isa == Isa::kVmx ? Isa::kSvm : Isa::kVmx;
+  return Usage("cli.reason-not-in-trace",
+               "--reason " + f.reason + " is a" + (other == Isa::kVmx ? " VMX" : "n SVM") +
+                   " exit reason with no " + std::string(isa == Isa::kVmx ? "VMX" : "SVM") +
+                   " equivalent, and this trace is " + std::string(isa == Isa::kVmx ? "VMX" : "SVM"),
+               isa == Isa::kVmx ? "use a VMX name (CR_ACCESS, DR_ACCESS, EPT_VIOLATION, IO_INSTRUCTION, HLT …); "
+                                  "`exitscope report` without --reason lists the trace's reasons"
+                                : "use an SVM name (read_cr4, write_dr7, npf, io, msr, hlt …); "
+                                  "`exitscope report` without --reason lists the trace's reasons");
+}
+
+Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,
+                            std::string_view meaning) {
+  auto v = Ranged(option, text, 0, static_cast<int64_t>(max), meaning);
+  if (!v.ok()) return v.error();
+  return static_cast<uint64_t>(*v);
+}
+
+int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  // The option CLI11 names in its message ("Could not convert: --threads = -1"), longest name first.
+  const CLI::Option* named = nullptr;
+  size_t best = 0;
+  std::string what = e.what();
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) {
+      std::string flag = "--" + n;
+      if (flag.size() > best && what.find(flag) != std::string::npos) named = o, best = flag.size();
+    }
+    if (!named && o->get_lnames().empty() && o->get_snames().empty() && !o->get_name().empty() &&
+        what.find(o->get_name()) != std::string::npos) {
+      named = o;  // a positional ("FILE is required")
+    }
+  }
+  std::string cmd = app.get_name();
+  std::string hint = named ? named->get_name(false, true) + ": " + named->get_description() + " (`" + cmd +
+                                 " --help` lists every option)"
+                           : "`" + cmd + " --help` lists the options and their values";
+  PrintError(MakeError(kExitUsage, "cli.bad-option", what, hint));
+  return kExitUsage;
+}
+
+}  // namespace exitscope
