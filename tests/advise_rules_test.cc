@@ -47,7 +47,7 @@ class Stream {
   }
   // The source lost events (as tracedat.missed_events would say): the result is PARTIAL.
   Stream& SourceLostEvents() {
-    diag_.Bump("test.missed_events", Severity::kDataLoss, "events lost by the source");
+    diag_.Bump(DiagId::kTracedatMissedEvents);
     return *this;
   }
   Stream& Gap(uint64_t ns) {
@@ -171,7 +171,7 @@ TEST(AdviseRules, DoorbellThroughTheVmmIsPricedAgainstAnInKernelExit) {
   const Finding* f = Find(a, "vmm-doorbell");
   ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
   EXPECT_EQ(f->pricing.saving_ns, 100u * (30000 - 1000));
-  EXPECT_EQ(f->evidence[4].value, "MMIO 0xd0000000 ×100 (3.00 ms)");
+  EXPECT_EQ(f->evidence[4].value, "MMIO 0xd0000000 ×100 (3.000ms)");
   EXPECT_EQ(Find(a, "ept-fault"), nullptr);  // SVM MMIO arrives as NPF but is not a fault storm
   EXPECT_EQ(a.vmm_exits, 100u);
 }
@@ -231,7 +231,7 @@ TEST(AdviseRules, PartialTraceLowersConfidenceAStep) {
   EXPECT_EQ(Find(a, "dr-burst")->pricing.confidence, Confidence::kHigh);
   EXPECT_EQ(Find(b, "dr-burst")->pricing.confidence, Confidence::kMedium);
   EXPECT_EQ(Find(b, "dr-burst")->pricing.saving_ns, Find(a, "dr-burst")->pricing.saving_ns);
-  EXPECT_NE(RenderAdviceText(b, "synthetic").find("PARTIAL: the trace lost data (test.missed_events)"),
+  EXPECT_NE(RenderAdviceText(b, "synthetic").find("PARTIAL: the trace lost data (tracedat.missed_events)"),
             std::string::npos);
 }
 

@@ -54,8 +54,8 @@ TEST(ExitPairerTest, PairsExitWithNextEntryOfSameThreadAndKeepsDetails) {
   EXPECT_EQ(sink.samples[1].dur_ns, 190u);
   EXPECT_TRUE(sink.samples[1].to_userspace);
   EXPECT_EQ(sink.samples[1].userspace_reason, 5u);
-  EXPECT_EQ(d.Count(kPairFirstEntryWithoutExit), 1u);
-  EXPECT_EQ(d.Count(kPairExitBeforeFirstEntry), 1u);  // tid 8's exit preceded any entry of tid 8
+  EXPECT_EQ(d.Count(DiagId::kPairFirstEntryWithoutExit), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairExitBeforeFirstEntry), 1u);  // tid 8's exit preceded any entry of tid 8
   EXPECT_FALSE(d.HasDataLoss());
 }
 
@@ -76,10 +76,10 @@ TEST(ExitPairerTest, CountsLostEntryMigrationAndFinalExit) {
   EXPECT_EQ(sink.samples[0].dur_ns, 15u);
   EXPECT_EQ(sink.samples[0].exit_cpu, 0);
   EXPECT_EQ(sink.samples[0].entry_cpu, 1);
-  EXPECT_EQ(d.Count(kPairLostEntry), 1u);
-  EXPECT_EQ(d.Count(kPairCpuMigration), 1u);
-  EXPECT_EQ(d.Count(kPairEntryWithoutExit), 1u);
-  EXPECT_EQ(d.Count(kPairFinalExit), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairLostEntry), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairCpuMigration), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryWithoutExit), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairFinalExit), 1u);
   EXPECT_TRUE(d.HasDataLoss());
   EXPECT_EQ(p.counts().exits, 3u);
   EXPECT_EQ(p.counts().entries, 3u);
@@ -102,8 +102,8 @@ TEST(ExitPairerTest, LostMarkerDropsOpenExitsAndTheirOrphanEntry) {
   EXPECT_TRUE(sink.samples.empty());
   ASSERT_EQ(sink.untimed.size(), 1u);  // still counted by reason
   EXPECT_EQ(sink.untimed[0].ts_ns, 20u);
-  EXPECT_EQ(d.Count(kPairDroppedByLoss), 1u);
-  EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairDroppedByLoss), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryWithoutExit), 0u);
 }
 
 TEST(ExitPairerTest, DoesNotTimeExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
@@ -122,9 +122,9 @@ TEST(ExitPairerTest, DoesNotTimeExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
   EXPECT_EQ(sink.samples[0].dur_ns, 100u);
   ASSERT_EQ(sink.untimed.size(), 1u);  // counted, not timed
   EXPECT_EQ(sink.untimed[0].ts_ns, 200u);
-  EXPECT_EQ(d.Count(kPairBeforeBufferStart), 1u);
-  EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);
-  EXPECT_EQ(d.Count(kPairFirstEntryWithoutExit), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairBeforeBufferStart), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryWithoutExit), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairFirstEntryWithoutExit), 0u);
 }
 
 // Seeded stress test: interleaved multi-vCPU streams on several CPUs, with migrations between exit
@@ -146,10 +146,10 @@ TEST(ExitPairerTest, TraceWithoutEntriesCountsExitsUntimedAsInfo) {
   }
   EXPECT_EQ(reasons, (std::multiset<uint32_t>{0x78, 0x79, 0x7a, 0x7b, 0x7c}));
   EXPECT_EQ(p.counts().untimed, 5u);
-  EXPECT_EQ(d.Count(kPairEntryNotRecorded), 5u);
-  EXPECT_EQ(d.Count(kPairLostEntry), 0u);
-  EXPECT_EQ(d.Count(kPairFinalExit), 0u);
-  EXPECT_EQ(d.Count(kPairExitBeforeFirstEntry), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryNotRecorded), 5u);
+  EXPECT_EQ(d.Count(DiagId::kPairLostEntry), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairFinalExit), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairExitBeforeFirstEntry), 0u);
   EXPECT_FALSE(d.HasDataLoss());
 }
 
@@ -168,9 +168,9 @@ TEST(ExitPairerTest, LostEntriesBeforeTheFirstEntryAreReportedOnceEntriesAppear)
   EXPECT_EQ(sink.samples[0].reason, 0x7cu);
   ASSERT_EQ(sink.untimed.size(), 1u);
   EXPECT_EQ(sink.untimed[0].reason, 0x78u);
-  EXPECT_EQ(d.Count(kPairLostEntry), 1u);
-  EXPECT_EQ(d.Count(kPairExitBeforeFirstEntry), 2u);
-  EXPECT_EQ(d.Count(kPairEntryNotRecorded), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairLostEntry), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairExitBeforeFirstEntry), 2u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryNotRecorded), 0u);
   EXPECT_TRUE(d.HasDataLoss());
 }
 
@@ -282,13 +282,13 @@ TEST(ExitPairerTest, RandomInterleavedStreamsMatchGroundTruth) {
     for (const auto& s : sink.samples) got.insert({s.tid, s.ts_ns, s.dur_ns});
     ASSERT_EQ(got.size(), sink.samples.size()) << "seed " << seed;
     EXPECT_EQ(got, want) << "seed " << seed;
-    EXPECT_EQ(d.Count(kPairCpuMigration), want_migrations) << "seed " << seed;
-    EXPECT_EQ(d.Count(kPairFinalExit), want_final) << "seed " << seed;
+    EXPECT_EQ(d.Count(DiagId::kPairCpuMigration), want_migrations) << "seed " << seed;
+    EXPECT_EQ(d.Count(DiagId::kPairFinalExit), want_final) << "seed " << seed;
     EXPECT_EQ(p.counts().exits + p.counts().entries, stream.size()) << "seed " << seed;
-    EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u) << "seed " << seed;  // every orphan follows a marker
+    EXPECT_EQ(d.Count(DiagId::kPairEntryWithoutExit), 0u) << "seed " << seed;  // every orphan follows a marker
     EXPECT_GT(want.size(), 100u);
     markers_total += marker_ts.size();
-    dropped_total += d.Count(kPairDroppedByLoss);
+    dropped_total += d.Count(DiagId::kPairDroppedByLoss);
   }
   EXPECT_GT(markers_total, 10u);  // the generator really exercised loss
   EXPECT_GT(dropped_total, 0u);
@@ -331,8 +331,8 @@ TEST(ExitPairerResumeTest, TimesOnlyEntriesThatResumeTheExitOrTheNextInstruction
   ASSERT_EQ(sink.untimed.size(), 3u);  // still counted by reason
   EXPECT_EQ(sink.untimed[0].ts_ns, 300u);
   EXPECT_EQ(sink.untimed[0].reason, kVmxMsrWriteReason);
-  EXPECT_EQ(d.Count(kPairResumeMismatch), 3u);
-  EXPECT_EQ(d.Count(kPairEntryWithoutExit), 0u);  // the entry closed its exit, it is not an orphan
+  EXPECT_EQ(d.Count(DiagId::kPairResumeMismatch), 3u);
+  EXPECT_EQ(d.Count(DiagId::kPairEntryWithoutExit), 0u);  // the entry closed its exit, it is not an orphan
   EXPECT_TRUE(d.HasDataLoss());
 }
 
@@ -357,7 +357,7 @@ TEST(ExitPairerResumeTest, LegitimateRipMovesAreTimed) {
   p.OnEvent(At(EventKind::kEntry, 610, 1, 0, 0x4001, Isa::kSvm));
   p.Finish();
   EXPECT_EQ(sink.samples.size(), 6u);
-  EXPECT_EQ(d.Count(kPairResumeMismatch), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairResumeMismatch), 0u);
   EXPECT_FALSE(d.HasDataLoss());
 }
 
@@ -386,8 +386,8 @@ TEST(ExitPairerResumeTest, NestedHypervisorThreadsAreCheckedOnlyWithGuestMode) {
   p.OnEvent(entry(510, 0x6000, 1));  // L1 to L1 elsewhere: lost events
   p.Finish();
   EXPECT_EQ(sink.samples.size(), 4u);
-  EXPECT_EQ(d.Count(kPairResumeUnchecked), 1u);
-  EXPECT_EQ(d.Count(kPairResumeMismatch), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairResumeNotCheckedNested), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairResumeMismatch), 1u);
   ASSERT_EQ(sink.untimed.size(), 1u);
   EXPECT_EQ(sink.untimed[0].ts_ns, 500u);
 }
@@ -413,7 +413,7 @@ TEST(ExitPairerSilenceTest, NonBlockingExitsAcrossASilenceOfEveryCpuAreNotTimed)
   EXPECT_EQ(sink.samples[1].dur_ns, kSilenceNs - 1);
   ASSERT_EQ(sink.untimed.size(), 1u);
   EXPECT_EQ(sink.untimed[0].reason, kVmxMsrWriteReason);
-  EXPECT_EQ(d.Count(kPairAcrossSilence), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairExitAcrossSilence), 1u);
   EXPECT_EQ(p.counts().silences, 1u);
 }
 
@@ -437,7 +437,7 @@ TEST(ExitPairerBlockedTest, HltWithoutWakeupIsBlockedForItsWholeTime) {
   EXPECT_EQ(sink.samples[1].blocked_ns, 0u);
   EXPECT_EQ(sink.samples[1].handling_ns(), 100u);
   EXPECT_EQ(sink.samples[2].blocked_ns, 0u);
-  EXPECT_EQ(d.Count(kPairBlockedAssumed), 1u);
+  EXPECT_EQ(d.Count(DiagId::kPairHltBlockedWithoutWakeup), 1u);
   EXPECT_FALSE(d.HasDataLoss());
 }
 
@@ -474,8 +474,8 @@ TEST(ExitPairerBlockedTest, WakeupsGiveTheBlockedTimeAndPollStats) {
   EXPECT_EQ(p.counts().wakeups, 4u);
   EXPECT_EQ(p.counts().wakeups_polled, 1u);
   EXPECT_EQ(p.counts().wakeups_invalid, 1u);
-  EXPECT_EQ(d.Count(kPairBlockedAssumed), 0u);
-  EXPECT_EQ(d.Count(kPairAcrossSilence), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairHltBlockedWithoutWakeup), 0u);
+  EXPECT_EQ(d.Count(DiagId::kPairExitAcrossSilence), 0u);
 }
 
 }  // namespace
@@ -548,9 +548,9 @@ TEST(ExitPairerRealTraceTest, Hip24TwoVcpuTimesNoExitAcrossAResumeMismatchOrSile
   }
   // Independently counted (a scan of `exitscope dump`): 11 pairs resume elsewhere — 6 HLT, 3
   // EXTERNAL_INTERRUPT, 2 MSR_WRITE, the 2.076 s MSR_WRITE and 1.972 s EXTERNAL_INTERRUPT among them.
-  EXPECT_EQ(r.d.Count(kPairResumeMismatch), 11u);
-  EXPECT_EQ(r.d.Count(kPairAcrossSilence), 0u);
-  EXPECT_EQ(r.d.Count(kPairBlockedAssumed), r.sink.samples.size() - std::count_if(
+  EXPECT_EQ(r.d.Count(DiagId::kPairResumeMismatch), 11u);
+  EXPECT_EQ(r.d.Count(DiagId::kPairExitAcrossSilence), 0u);
+  EXPECT_EQ(r.d.Count(DiagId::kPairHltBlockedWithoutWakeup), r.sink.samples.size() - std::count_if(
       r.sink.samples.begin(), r.sink.samples.end(), [](const ExitSample& s) { return s.reason != 12; }));
   EXPECT_LT(max_msr_write, 1'000'000u);  // was 2.076 s
   EXPECT_LT(max_ext_int, 1'000'000u);    // was 1.972 s
@@ -564,8 +564,8 @@ TEST(ExitPairerRealTraceTest, CleanTracesHaveNoResumeMismatch) {
   for (const char* rel : {"hip24-vmx/host-1vcpu-6.5.dat", "nested-svm-6.1/dual-5000/trace.dat"}) {
     RealPairing r;
     PairRealTrace(rel, &r);
-    EXPECT_EQ(r.d.Count(kPairResumeMismatch), 0u) << rel;
-    EXPECT_EQ(r.d.Count(kPairAcrossSilence), 0u) << rel;
+    EXPECT_EQ(r.d.Count(DiagId::kPairResumeMismatch), 0u) << rel;
+    EXPECT_EQ(r.d.Count(DiagId::kPairExitAcrossSilence), 0u) << rel;
     EXPECT_FALSE(r.d.HasDataLoss()) << rel;
   }
 }

@@ -15,9 +15,9 @@ std::string SavingText(const Finding& f) {
   if (f.pricing.source == PriceSource::kNone) return "saving not priced";
   std::string from = f.pricing.source == PriceSource::kBench ? ", priced from the bench" : "";
   if (f.saving_share == 0 && f.pricing.saving_ns) {
-    return fmt::format("saving ≈ {}{}", FormatNs(f.pricing.saving_ns), from);
+    return fmt::format("saving ≈ {}{}", FormatDuration(f.pricing.saving_ns), from);
   }
-  return fmt::format("saving ≈ {} ({} of exit time){}", FormatNs(f.pricing.saving_ns), FormatPercent(f.saving_share),
+  return fmt::format("saving ≈ {} ({} of exit time){}", FormatDuration(f.pricing.saving_ns), FormatPercent(f.saving_share),
                      from);
 }
 
@@ -31,7 +31,7 @@ void RenderFinding(const Finding& f, int n, const Advice& a, std::string* out) {
   for (const auto& r : f.rips) {
     std::string hex = fmt::format("{:#x}", r.rip);
     *out += fmt::format("   rip {}{} [{}] ×{}{}\n", hex, r.symbol == hex ? "" : " " + r.symbol, r.space, r.exits,
-                        r.timed_exits ? fmt::format(" ({})", FormatNs(r.time_ns)) : "");
+                        r.timed_exits ? fmt::format(" ({})", FormatDuration(r.time_ns)) : "");
   }
   *out += fmt::format("   fix: {}\n", f.fix);
 }
@@ -41,13 +41,13 @@ void RenderFinding(const Finding& f, int n, const Advice& a, std::string* out) {
 std::string RenderAdviceText(const Advice& a, const std::string& source) {
   std::string out = fmt::format("exitscope advise: {}\n", source);
   if (a.timed_exits == a.exits) {
-    out += fmt::format("{} exits, {} of exit time over {}\n", a.exits, FormatNs(a.exit_time_ns), FormatNs(a.span_ns));
+    out += fmt::format("{} exits, {} of exit time over {}\n", a.exits, FormatDuration(a.exit_time_ns), FormatDuration(a.span_ns));
   } else {
-    std::string time = a.timed_exits ? fmt::format("{} of exit time", FormatNs(a.exit_time_ns)) : "exit time unknown";
+    std::string time = a.timed_exits ? fmt::format("{} of exit time", FormatDuration(a.exit_time_ns)) : "exit time unknown";
     out += fmt::format("{} exits ({} timed, {} untimed: entry lost or not recorded), {} over {}\n", a.exits,
-                       a.timed_exits, a.exits - a.timed_exits, time, FormatNs(a.span_ns));
+                       a.timed_exits, a.exits - a.timed_exits, time, FormatDuration(a.span_ns));
   }
-  if (a.blocked_ns) out += fmt::format("blocked in HLT (not exit time): {}\n", FormatNs(a.blocked_ns));
+  if (a.blocked_ns) out += fmt::format("blocked in HLT (not exit time): {}\n", FormatDuration(a.blocked_ns));
   if (a.partial) {
     std::string names;
     for (const auto& c : a.partial_counters) names += (names.empty() ? "" : ", ") + c;

@@ -96,7 +96,7 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   // 128-bit product: hours of DR exit time times millions of repeats would overflow 64 bits.
   pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumHandlingNs(m)) * repeats / timed);
   pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts.size(),
-                       repeats, m.size(), FormatNs(SumHandlingNs(m) / timed));
+                       repeats, m.size(), FormatDuration(SumHandlingNs(m) / timed));
   pr.confidence = confidence;
   return pr;
 }
@@ -131,7 +131,7 @@ Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
   // The median, not the sum: one exit stretched by preemption or a lost entry must not price a fix.
   uint64_t median = MedianHandlingNs(m);
   pr.saving_ns = m.size() * median;
-  pr.how = fmt::format("upper bound: every matched exit avoided, {} × median {}", m.size(), FormatNs(median));
+  pr.how = fmt::format("upper bound: every matched exit avoided, {} × median {}", m.size(), FormatDuration(median));
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -160,7 +160,7 @@ Pricing PriceTimer(const MatchedExits& m, const ExitProfile& p) {
   pr.saving_ns = tmict.size() * (median > fast ? median - fast : 0);
   pr.how = fmt::format("{} TMICT writes stay exits in TSC-deadline mode, on the fast path: each saves its median "
                        "{} minus a fast-path exit {} (the trace's quickest exits, {:.0f}th percentile of timed "
-                       "non-HLT exits){}", tmict.size(), FormatNs(median), FormatNs(fast), kFastPathQuantile * 100,
+                       "non-HLT exits){}", tmict.size(), FormatDuration(median), FormatDuration(fast), kFastPathQuantile * 100,
                        deadline ? fmt::format("; {} TSC_DEADLINE writes already take it, not priced", deadline) : "");
   pr.confidence = Confidence::kMedium;
   return pr;
@@ -228,7 +228,7 @@ Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
   pr.saving_ns = m.size() * MedianHandlingNs(m);
   pr.how = fmt::format("every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
-                       "each of {} bursts into one hypercall", m.size(), FormatNs(MedianHandlingNs(m)), bursts.size());
+                       "each of {} bursts into one hypercall", m.size(), FormatDuration(MedianHandlingNs(m)), bursts.size());
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -294,7 +294,7 @@ Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
     for (const AdvisedExit* e : vmm) trip += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
     pr.saving_ns += trip;
     pr.how = fmt::format("{}{}{} answered by the VMM: their round trip minus an in-kernel exit ({}) each",
-                         pr.how, pr.how.empty() ? "" : "; ", vmm.size(), FormatNs(cheap));
+                         pr.how, pr.how.empty() ? "" : "; ", vmm.size(), FormatDuration(cheap));
   }
   pr.how += unnamed;
   pr.confidence = Confidence::kLow;
@@ -327,7 +327,7 @@ Pricing PriceVmmHalt(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
   uint64_t cheap = CheapExitNs(p);
   for (const AdvisedExit* e : m) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
-  pr.how = fmt::format("each halt's VMM round trip minus an in-kernel exit ({})", FormatNs(cheap));
+  pr.how = fmt::format("each halt's VMM round trip minus an in-kernel exit ({})", FormatDuration(cheap));
   pr.confidence = Confidence::kHigh;
   return pr;
 }
@@ -370,7 +370,7 @@ Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   if (shorts < kHaltMinShortShare * m.size()) {
     pr.flagged = false;
     pr.why_not = fmt::format("{} HLT exits, {}{} shorter than {}: the vCPUs sleep long, polling would not help",
-                             m.size(), h.bounded ? "at least " : "", shorts, FormatNs(kHaltPollDefaultNs));
+                             m.size(), h.bounded ? "at least " : "", shorts, FormatDuration(kHaltPollDefaultNs));
     return pr;
   }
   uint64_t cheap = CheapExitNs(p);
@@ -382,7 +382,7 @@ Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   }
   pr.saving_ns = shorts * cheap;
   pr.how = fmt::format("{} short sleeps × {} ({}: the round trip guest polling avoids); "
-                       "wake-up latency comes on top", shorts, FormatNs(cheap), CheapExitLabel(p));
+                       "wake-up latency comes on top", shorts, FormatDuration(cheap), CheapExitLabel(p));
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -395,11 +395,11 @@ Pricing BenchHlt(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
 std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
   HaltSleeps h = CountShortHalts(m, p);
-  if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatNs(MedianNs(h.timed_ns))});
+  if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatDuration(MedianNs(h.timed_ns))});
   std::string bound = h.bounded ? fmt::format("; of {} untimed halts, {} short by their thread's next exit (sooner "
                                               "than that: a lower bound)", h.bounded, h.shorts - h.timed_shorts)
                                 : "";
-  ev.push_back({fmt::format("halts shorter than {}", FormatNs(kHaltPollDefaultNs)),
+  ev.push_back({fmt::format("halts shorter than {}", FormatDuration(kHaltPollDefaultNs)),
                 fmt::format("{} ({}){}", h.shorts, FormatPercent(m.empty() ? 0 : double(h.shorts) / m.size()), bound)});
   if (p.Has(EventKind::kHaltPoll)) ev.push_back({"halt polling", "kvm_halt_poll_ns events present (polling active)"});
   return ev;
@@ -455,9 +455,9 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
     uint64_t cheap = CheapExitNs(p);
     for (const AdvisedExit* e : rep) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
     pr.how = known ? fmt::format("each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
-                                 "exit ({})", addrs, FormatNs(cheap))
+                                 "exit ({})", addrs, FormatDuration(cheap))
                    : fmt::format("each write to {} repeated address(es) or RIP(s) costs its handling minus the {} "
-                                 "({}): at most, {}", addrs, CheapExitLabel(p), FormatNs(cheap), kUnknownTrip);
+                                 "({}): at most, {}", addrs, CheapExitLabel(p), FormatDuration(cheap), kUnknownTrip);
   }
   pr.confidence = known ? Confidence::kHigh : Confidence::kLow;
   if (!known) pr.title = "repeated MMIO/PIO writes (doorbells), trips to the VMM not recorded";
@@ -478,8 +478,8 @@ Pricing BenchDoorbell(const MatchedExits& m, const ExitProfile& p, const BenchCo
   pr.source = PriceSource::kBench;
   pr.saving_ns = mmio * mmio_trip.value_or(0) + pio * pio_trip.value_or(0);
   pr.how = fmt::format("{} MMIO writes × {} ({} − {}) + {} PIO writes × {} ({} − {}) on the bench host{}", mmio,
-                       FormatNs(mmio_trip.value_or(0)), kBenchMmioToUser, kBenchMmioIoeventfd, pio,
-                       FormatNs(pio_trip.value_or(0)), kBenchPioToUser, kBenchPioIoeventfd,
+                       FormatDuration(mmio_trip.value_or(0)), kBenchMmioToUser, kBenchMmioIoeventfd, pio,
+                       FormatDuration(pio_trip.value_or(0)), kBenchPioToUser, kBenchPioIoeventfd,
                        p.VmmTripsRecorded() ? "" : ", if they all go out to the VMM");
   pr.confidence = Confidence::kLow;
   return pr;
@@ -491,7 +491,7 @@ Pricing BenchVmmHalt(const MatchedExits& m, const ExitProfile&, const BenchCosts
   Pricing pr;
   pr.source = PriceSource::kBench;
   pr.saving_ns = m.size() * *trip;
-  pr.how = fmt::format("{} halts × {} ({} − {} on the bench host)", m.size(), FormatNs(*trip), kBenchVmmHalt,
+  pr.how = fmt::format("{} halts × {} ({} − {} on the bench host)", m.size(), FormatDuration(*trip), kBenchVmmHalt,
                        kBenchInKernelExit);
   pr.confidence = Confidence::kLow;
   return pr;
@@ -502,8 +502,8 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
   if (!p.VmmTripsRecorded()) {
     ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
   } else if (TimedCount(m)) {
-    ev.push_back({"median round trip through the VMM", FormatNs(MedianHandlingNs(m))});
-    ev.push_back({"median in-kernel exit", FormatNs(CheapExitNs(p))});
+    ev.push_back({"median round trip through the VMM", FormatDuration(MedianHandlingNs(m))});
+    ev.push_back({"median in-kernel exit", FormatDuration(CheapExitNs(p))});
   }
   return ev;
 }
@@ -554,7 +554,7 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   if (!noisy && preempted == 0) {
     pr.flagged = false;
     pr.why_not = fmt::format("host interrupts at most {:.1f} /s on one vCPU thread (needs {:.0f}), no in-kernel "
-                             "exit over {}", worst.per_s, kExtIntPerVcpuPerSec, FormatNs(kPreemptedExitNs));
+                             "exit over {}", worst.per_s, kExtIntPerVcpuPerSec, FormatDuration(kPreemptedExitNs));
     return pr;
   }
   std::string busiest = noisy ? fmt::format("host interrupts {:.1f} /s on thread {}", worst.per_s, worst.tid) : "";
@@ -567,7 +567,7 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   // Without an interrupt storm the saving is only the preempted exits' stretch: they stay exits.
   if (!noisy) pr.removes = Removes::kHandling;
   pr.how = fmt::format("{} exits stretched past {} priced by their excess over their reason's median{}", preempted,
-                       FormatNs(kPreemptedExitNs),
+                       FormatDuration(kPreemptedExitNs),
                        noisy ? fmt::format(", plus every host-interrupt exit at its median ({})", busiest) : "");
   pr.confidence = preempted >= 3 ? Confidence::kMedium : Confidence::kLow;
   return pr;
@@ -584,8 +584,8 @@ std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile
     if (e->exit_class == ExitClass::kExternalInterrupt) ints.push_back(e);
   }
   ev.push_back({"host interrupts", fmt::format("{}; {}", ints.size(), DescribeRate(BusiestThread(ints, p)))});
-  ev.push_back({fmt::format("exits over {}", FormatNs(kPreemptedExitNs)), fmt::format("{}", preempted)});
-  ev.push_back({"longest", FormatNs(worst)});
+  ev.push_back({fmt::format("exits over {}", FormatDuration(kPreemptedExitNs)), fmt::format("{}", preempted)});
+  ev.push_back({"longest", FormatDuration(worst)});
   return ev;
 }
 
@@ -613,8 +613,8 @@ Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
     if ((vmm_reads && !r) || (vmm_writes && !w)) return Unpriced("the bench has no usable MSR-to-VMM tests");
     pr.saving_ns += vmm_reads * r.value_or(0) + vmm_writes * w.value_or(0);
     pr.how += fmt::format("{}{} VMM-answered writes × {} + {} reads × {} (their trip to the VMM on the bench host)",
-                          pr.how.empty() ? "" : "; ", vmm_writes, FormatNs(w.value_or(0)), vmm_reads,
-                          FormatNs(r.value_or(0)));
+                          pr.how.empty() ? "" : "; ", vmm_writes, FormatDuration(w.value_or(0)), vmm_reads,
+                          FormatDuration(r.value_or(0)));
   }
   pr.confidence = Confidence::kLow;
   return pr;

@@ -123,14 +123,7 @@ std::string DescribeRate(const ThreadRate& r) {
   std::string who = r.vcpu >= 0 ? fmt::format("thread {} (vCPU {})", r.tid, r.vcpu) : fmt::format("thread {}", r.tid);
   return fmt::format("{:.1f} /s on the busiest vCPU thread, {}: {} exits over {} {}; {} thread{} with these exits",
                      r.per_s, who, r.exits, r.own_span ? "its active span" : "the trace's span",
-                     FormatNs(r.span_ns), r.threads, r.threads == 1 ? "" : "s");
-}
-
-std::string FormatNs(uint64_t ns) {
-  if (ns >= 1000000000ull) return fmt::format("{:.2f} s", ns / 1e9);
-  if (ns >= 1000000ull) return fmt::format("{:.2f} ms", ns / 1e6);
-  if (ns >= 1000ull) return fmt::format("{:.1f} us", ns / 1e3);
-  return fmt::format("{} ns", ns);
+                     FormatDuration(r.span_ns), r.threads, r.threads == 1 ? "" : "s");
 }
 
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
@@ -260,7 +253,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
         bp.how += fmt::format(" (the trace could not price it: {})", pr.how);
         pr = std::move(bp);
       } else if (bp.source == PriceSource::kBench) {
-        f.evidence.push_back({"priced from the bench instead", fmt::format("{}: {}", FormatNs(bp.saving_ns), bp.how)});
+        f.evidence.push_back({"priced from the bench instead", fmt::format("{}: {}", FormatDuration(bp.saving_ns), bp.how)});
       }
     }
     if (profile.partial) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/units.h"  // FormatDuration: every duration advise prints
 #include "advise/bench_costs.h"
 #include "advise/exit_collector.h"
 #include "symbols/guest_symbolizer.h"
@@ -131,7 +132,6 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
 // Shared helpers for rule functions. Costs are handling times of timed exits (blocked time excluded).
 uint64_t SumHandlingNs(const MatchedExits& m);
 uint64_t TimedCount(const MatchedExits& m);
-std::string FormatNs(uint64_t ns);            // "1.23 ms", "850 ns"
 std::string FormatPercent(double fraction);   // "12.3 %"
 uint64_t MedianHandlingNs(const MatchedExits& m);  // of the timed ones; 0 when none is timed
 Pricing Unpriced(std::string why);

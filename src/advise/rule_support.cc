@@ -66,8 +66,8 @@ std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p)
   std::vector<EvidenceItem> ev = {{"exits", timed == m.size() ? fmt::format("{}", m.size())
                                                               : fmt::format("{} ({} timed)", m.size(), timed)}};
   if (timed) {
-    ev.push_back({"exit time", FormatNs(SumHandlingNs(m))});
-    ev.push_back({"mean per exit", FormatNs(SumHandlingNs(m) / timed)});
+    ev.push_back({"exit time", FormatDuration(SumHandlingNs(m))});
+    ev.push_back({"mean per exit", FormatDuration(SumHandlingNs(m) / timed)});
   } else {
     ev.push_back({"exit time", "unknown (no exit timed)"});
   }
@@ -81,7 +81,7 @@ Pricing BenchEach(uint64_t n, std::optional<uint64_t> each, std::string_view wha
   Pricing pr;
   pr.source = PriceSource::kBench;
   pr.saving_ns = n * *each;
-  pr.how = fmt::format("{} exits × {} ({} on the bench host)", n, FormatNs(*each), what);
+  pr.how = fmt::format("{} exits × {} ({} on the bench host)", n, FormatDuration(*each), what);
   pr.confidence = Confidence::kLow;
   return pr;
 }
@@ -101,7 +101,7 @@ Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile&, const BenchCosts
   pr.source = PriceSource::kBench;
   pr.saving_ns = reads * r.value_or(0) + writes * w.value_or(0);
   pr.how = fmt::format("{} writes × {} + {} reads × {} (in-kernel WRMSR/RDMSR round trips on the bench host)",
-                       writes, FormatNs(w.value_or(0)), reads, FormatNs(r.value_or(0)));
+                       writes, FormatDuration(w.value_or(0)), reads, FormatDuration(r.value_or(0)));
   pr.confidence = Confidence::kLow;
   return pr;
 }

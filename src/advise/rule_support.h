@@ -76,7 +76,7 @@ std::string TopBy(const MatchedExits& m, KeyFn key, size_t n = 3) {
   std::string out;
   for (size_t i = 0; i < v.size() && i < n; ++i) {
     out += fmt::format("{}{} ×{}", i ? ", " : "", v[i].first, v[i].second.first);
-    if (timed) out += fmt::format(" ({})", FormatNs(v[i].second.second));
+    if (timed) out += fmt::format(" ({})", FormatDuration(v[i].second.second));
   }
   return out;
 }

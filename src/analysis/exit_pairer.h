@@ -11,7 +11,7 @@
 // stream missing for seconds, a recorder stall), and the next entry of a thread then closes an exit
 // that ended long ago. Two checks catch that; a pair failing one is counted by reason, untimed:
 //
-// 1. Resume check (kPairResumeMismatch). kvm_entry records the guest RIP it resumes at (field `rip`,
+// 1. Resume check (DiagId::kPairResumeMismatch). kvm_entry records the guest RIP it resumes at (field `rip`,
 //    arch/x86/kvm/trace.h, kvm_rip_read at VM entry; older kernels lack it), kvm_exit the RIP it left at
 //    (`guest_rip`). KVM either re-executes the exiting instruction (EPT violation/misconfig, external
 //    interrupt, NMI, preemption timer, APIC-write trap: entry.rip == exit.rip) or skips it after
@@ -35,11 +35,11 @@
 //    - the thread runs a nested hypervisor (it had VMX/SVM instruction exits), unless kvm_entry's
 //      guest_mode field says which level each entry resumed: an exit of L2 reflected to L1
 //      (nested_vmx_vmexit / nested_svm_vmexit) resumes L1 at its own RIP. Those pairs are counted
-//      under kPairResumeUnchecked (info).
+//      under DiagId::kPairResumeNotCheckedNested (info).
 //    Not detectable from kvm events alone: an SMI entering SMM (enter_smm, RIP = 0x8000) while an
 //    exit is open; it is rare (firmware) and would show as a mismatch. An entry without a `rip`
 //    field (or a text line without one) reads 0 and is not checked.
-// 2. Silence check (kPairAcrossSilence). When every CPU stops recording for longer than
+// 2. Silence check (DiagId::kPairExitAcrossSilence). When every CPU stops recording for longer than
 //    kSilenceNs, an exit that is not a blocking one (HLT: the vCPU waits for an interrupt) and did
 //    not go to the VMM is not timed across it: in-kernel handling of any other exit takes micro- to
 //    milliseconds, while a quiet host (all vCPUs halted) legitimately records nothing, so a
@@ -52,7 +52,7 @@
 // (virt/kvm/kvm_main.c), which ends with kvm_vcpu_wakeup: ns = time polled plus time waited,
 // waited = it scheduled out (else polling succeeded), valid = the wakeup made the vCPU runnable. Where
 // kvm_vcpu_wakeup is recorded inside an exit, their ns (capped at dur_ns) are its blocked time,
-// whatever the reason. A HLT exit without one is blocked for its whole time (kPairBlockedAssumed):
+// whatever the reason. A HLT exit without one is blocked for its whole time (DiagId::kPairHltBlockedWithoutWakeup):
 // __kvm_emulate_halt (x86.c) halts the vCPU until an event, the rest is microseconds; unless it went
 // to the VMM (no in-kernel irqchip: KVM_EXIT_HLT), where the VMM's handling is the time. MWAIT exits are
 // not blocked unless wakeups say so: KVM emulates an intercepted MWAIT as a NOP (kvm_emulate_mwait,
@@ -78,29 +78,6 @@ class ExitSampleSink {
   virtual void OnUntimedExit(const ExitSample& sample) { (void)sample; }
 };
 
-// Diagnostics counter names bumped by the pairer (stable: tests and users grep them).
-inline constexpr const char* kPairExitBeforeFirstEntry = "pair.exit_before_first_entry";
-inline constexpr const char* kPairFirstEntryWithoutExit = "pair.first_entry_without_exit";
-inline constexpr const char* kPairEntryWithoutExit = "pair.entry_without_exit";
-inline constexpr const char* kPairLostEntry = "pair.lost_entry";
-inline constexpr const char* kPairDroppedByLoss = "pair.exit_dropped_by_lost_events";
-inline constexpr const char* kPairCpuMigration = "pair.cpu_migration";
-inline constexpr const char* kPairBeforeBufferStart = "pair.exit_before_buffer_start";
-inline constexpr const char* kPairFinalExit = "pair.final_exit_without_entry";
-inline constexpr const char* kPairDetailOutsideExit = "pair.detail_outside_exit";
-inline constexpr const char* kPairDetailsTruncated = "pair.details_truncated";
-// The trace has kvm_exit but no kvm_entry at all (recorded with -e kvm:kvm_exit only): not data loss,
-// exits are counted untimed; replaces the lost-entry / final-exit counts it would otherwise cause.
-inline constexpr const char* kPairEntryNotRecorded = "pair.entry_not_recorded";
-// Data loss: the entry after an exit resumed the guest elsewhere (see the resume check above).
-inline constexpr const char* kPairResumeMismatch = "pair.resume_mismatch";
-// Data loss: a non-blocking exit open while every CPU recorded nothing for kSilenceNs or longer.
-inline constexpr const char* kPairAcrossSilence = "pair.exit_across_silence";
-// Info: pairs of a nested-hypervisor thread whose RIP move was not checked (no guest_mode field).
-inline constexpr const char* kPairResumeUnchecked = "pair.resume_not_checked_nested";
-// Info: HLT exits without kvm_vcpu_wakeup, counted blocked for their whole time.
-inline constexpr const char* kPairBlockedAssumed = "pair.hlt_blocked_without_wakeup";
-
 // A gap in the whole trace's kvm events this long is a silence of every CPU (see the header).
 inline constexpr uint64_t kSilenceNs = 100'000'000;
 // x86's longest instruction (MAX_INSN_SIZE, arch/x86/include/asm/insn.h).
@@ -124,7 +101,7 @@ class ExitPairer {
   ExitPairer(const TraceMeta& meta, Diagnostics* diagnostics, ExitSampleSink* sink);
   void OnLost(const LostEvents& lost);
   void OnEvent(const KvmEvent& event);
-  // End of input: exits still open are counted (kPairFinalExit), never timed.
+  // End of input: exits still open are counted (DiagId::kPairFinalExit), never timed.
   void Finish();
   const PairerCounts& counts() const { return counts_; }
 
@@ -159,7 +136,7 @@ class ExitPairer {
   ThreadState* cached_ = nullptr;
   PairerCounts counts_;
   // Counted while the trace had no entry yet, reported once one shows up: a trace without any
-  // kvm_entry (not recorded) gets kPairEntryNotRecorded instead.
+  // kvm_entry (not recorded) gets DiagId::kPairEntryNotRecorded instead.
   uint64_t lost_entry_before_any_entry_ = 0;
   uint64_t exit_before_any_entry_ = 0;
   // Latest kvm event time, for the silence check; starts "in the future" so the first event is no gap.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/units.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
@@ -40,12 +41,6 @@ void SortRows(std::vector<TopRow>* rows, size_t max_rows) {
     return a.exits != b.exits ? a.exits > b.exits : a.label < b.label;
   });
   if (max_rows && rows->size() > max_rows) rows->resize(max_rows);
-}
-
-std::string Dur(uint64_t ns) {
-  if (ns < 10'000) return fmt::format("{}ns", ns);
-  if (ns < 10'000'000) return fmt::format("{:.1f}us", ns / 1e3);
-  return fmt::format("{:.1f}ms", ns / 1e6);
 }
 
 nlohmann::json RowsJson(const std::vector<TopRow>& rows, const char* key) {
@@ -141,7 +136,7 @@ std::string RenderTopText(const TopInterval& t) {
                        "p50", "p90", "p99", "max");
     for (const auto& r : rows) {
       out += fmt::format("{:<28} {:>10} {:>10.0f} {:>9} {:>9} {:>9} {:>9}\n", r.label, r.exits,
-                         r.exits_per_s, Dur(r.p50_ns), Dur(r.p90_ns), Dur(r.p99_ns), Dur(r.max_ns));
+                         r.exits_per_s, FormatDuration(r.p50_ns), FormatDuration(r.p90_ns), FormatDuration(r.p99_ns), FormatDuration(r.max_ns));
     }
   };
   table("VM", t.vms);

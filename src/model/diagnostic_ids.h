@@ -80,6 +80,9 @@ enum class Severity : uint8_t {
   X(kTextMixedIsa, "text.mixed_isa", kInfo, "kvm_exit reason names of both VMX and SVM")                     \
   X(kTextUnknownExitReason, "text.unknown_exit_reason", kError,                                              \
     "kvm_exit lines with a reason name exitscope does not know (skipped)")                                   \
+  X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError,                                          \
+    "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): "          \
+    "their unit is unknown, skipped")                                                                        \
   /* sort/, pipeline/ */                                                                                     \
   X(kSortOutOfOrder, "sort.out_of_order", kError,                                                            \
     "records older than one already emitted (a CPU clock stepped back)")                                     \
@@ -89,7 +92,8 @@ enum class Severity : uint8_t {
   /* decode/ */                                                                                              \
   X(kDecodeSkippedEvents, "decode.skipped_events", kInfo,                                                    \
     "records that are not modeled kvm events (other tracepoints)")                                           \
-  X(kDecodeMissingField, "decode.missing_field", kInfo, "a field this kernel's format lacks; the value reads as 0") \
+  X(kDecodeMissingField, "decode.missing_field", kInfo,                                                      \
+    "a field this kernel's format lacks; the value reads as 0")                                              \
   /* analysis/exit_pairer */                                                                                 \
   X(kPairExitBeforeFirstEntry, "pair.exit_before_first_entry", kInfo,                                        \
     "exits of a thread before its first entry in the trace (still paired)")                                  \
@@ -102,7 +106,8 @@ enum class Severity : uint8_t {
     "counted, not timed")                                                                                    \
   X(kPairDroppedByLoss, "pair.exit_dropped_by_lost_events", kDataLoss,                                       \
     "open exits counted untimed: the source lost events while they were open")                               \
-  X(kPairCpuMigration, "pair.cpu_migration", kInfo, "exits whose thread migrated CPU before its entry (still timed)") \
+  X(kPairCpuMigration, "pair.cpu_migration", kInfo,                                                          \
+    "exits whose thread migrated CPU before its entry (still timed)")                                        \
   X(kPairBeforeBufferStart, "pair.exit_before_buffer_start", kInfo,                                          \
     "exits before the latest per-CPU start of an overwritten buffer (counted, not timed)")                   \
   X(kPairFinalExit, "pair.final_exit_without_entry", kInfo,                                                  \
@@ -113,11 +118,19 @@ enum class Severity : uint8_t {
     "exits with more detail events than kept per exit (the rest are not broken down)")                       \
   X(kPairEntryNotRecorded, "pair.entry_not_recorded", kInfo,                                                 \
     "exits counted, not timed: the trace has no kvm_entry events (record -e kvm:kvm_entry too, or -e kvm)") \
-  X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError, "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): their unit is unknown, skipped") \
-  X(kPairResumeMismatch, "pair.resume_mismatch", kDataLoss, "exits whose next entry resumed the guest elsewhere (not at the exit's RIP or the next instruction): events were lost between; counted, not timed") \
-  X(kPairExitAcrossSilence, "pair.exit_across_silence", kDataLoss, "non-blocking exits open while every CPU recorded nothing for 100 ms or more (a recording hole; or the vCPU thread preempted that long, or held by a VMM whose kvm_userspace_exit was not recorded); counted, not timed") \
-  X(kPairHltBlockedWithoutWakeup, "pair.hlt_blocked_without_wakeup", kInfo, "HLT exits without kvm_vcpu_wakeup: their whole time is counted as blocked, none as handling (record kvm:kvm_vcpu_wakeup to split polling, waiting and handling)") \
-  X(kPairResumeNotCheckedNested, "pair.resume_not_checked_nested", kInfo, "pairs of a nested-hypervisor vCPU whose RIP move was not checked (this kernel's kvm_entry has no guest_mode field; a reflected exit resumes L1 elsewhere)")
+  X(kPairResumeMismatch, "pair.resume_mismatch", kDataLoss,                                                  \
+    "exits whose next entry resumed the guest elsewhere (not at the exit's RIP or the next "                 \
+    "instruction): events were lost between; counted, not timed")                                            \
+  X(kPairExitAcrossSilence, "pair.exit_across_silence", kDataLoss,                                           \
+    "non-blocking exits open while every CPU recorded nothing for 100 ms or more (a recording hole; "        \
+    "or the vCPU thread preempted that long, or held by a VMM whose kvm_userspace_exit was not "             \
+    "recorded); counted, not timed")                                                                         \
+  X(kPairHltBlockedWithoutWakeup, "pair.hlt_blocked_without_wakeup", kInfo,                                  \
+    "HLT exits without kvm_vcpu_wakeup: their whole time is counted as blocked, none as handling "           \
+    "(record kvm:kvm_vcpu_wakeup to split polling, waiting and handling)")                                   \
+  X(kPairResumeNotCheckedNested, "pair.resume_not_checked_nested", kInfo,                                    \
+    "pairs of a nested-hypervisor vCPU whose RIP move was not checked (this kernel's kvm_entry has no"       \
+    " guest_mode field; a reflected exit resumes L1 elsewhere)")
 
 enum class DiagId : uint16_t {
 #define EXITSCOPE_DIAG_ENUM(id, name, severity, meaning) id,

@@ -1,6 +1,7 @@
 // Named anomaly counters (Perfetto's storage/stats.h idea): bad data never aborts a run, it bumps a
-// counter with a severity. In: any stage bumps an id declared in model/diagnostic_ids.h. Out: the non-zero counters, which every report
-// prints; a data-loss or error counter makes the CLI exit non-zero (65) and flags the result partial.
+// counter with a severity. In: any stage bumps an id declared in model/diagnostic_ids.h. Out: the
+// non-zero counters, which every report prints; a data-loss or error counter makes the CLI exit
+// non-zero (65) and flags the result partial.
 // Assumption: bumps are rare (anomalies), so a small map keyed by name is fast enough.
 #pragma once
 
@@ -32,14 +33,14 @@ class Diagnostics {
   uint64_t Count(DiagId id) const;
   // By printed name (tests, and sub-named counters).
   uint64_t Count(std::string_view name) const;
-  // Legacy: a counter by free name; being replaced by ids (issue 13), do not add new uses.
-  void Bump(std::string_view name, Severity severity, std::string_view description, uint64_t n = 1);
   // Non-zero counters in name order.
   std::vector<DiagnosticCounter> NonZero() const;
   bool HasDataLoss() const;  // any kDataLoss or kError counter non-zero
   void Merge(const Diagnostics& other);
 
  private:
+  // By printed name: ids resolve to this; Merge keeps the other side's counters as they are.
+  void Bump(std::string_view name, Severity severity, std::string_view description, uint64_t n);
   std::map<std::string, DiagnosticCounter, std::less<>> counters_;
 };
 

@@ -19,15 +19,12 @@ namespace exitscope {
 
 // The first event line's timestamp decides the unit: seconds ("14.789538") are ns; a plain integer
 // is the clock's raw count (unit unknown, or TSC cycles converted with clock.tsc_khz).
-// Bumps kMixedTimestamps for lines printed the other way (skipped).
+// Bumps DiagId::kTextMixedTimestampForms for lines printed the other way (skipped).
 Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path, const ClockOptions& clock = {});
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
 Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
                                                              const std::string& name,
                                                              const ClockOptions& clock = {});
-
-// Bumped (error) for event lines whose timestamp form differs from the first event line's.
-inline constexpr const char* kMixedTimestamps = "text.mixed_timestamp_forms";
 
 // True when the first lines of `head` look like one of the text dialects (for input detection).
 bool LooksLikeTextTrace(std::string_view head);
