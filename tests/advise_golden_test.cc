@@ -85,6 +85,7 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(rc, 65);  // the trace lost entries: partial result, said by the exit code
   EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema"], "exitscope.advise/2");
   EXPECT_EQ(j["exits"], 22772);        // = `report`'s kvm_exit count: untimed exits count too
   EXPECT_EQ(j["timed_exits"], 22743);  // = `report`'s timed exits (11 resumed elsewhere are not)
   // HLT's exit-to-entry time is the vCPU blocked, not exit time (no kvm_vcpu_wakeup here: all of it).

@@ -86,6 +86,7 @@ TEST(ReportTest, TextAndJsonOnSyntheticVmxEvents) {
 
   auto j = nlohmann::json::parse(RenderJsonReport(r));
   EXPECT_EQ(j["schema_version"], kReportSchemaVersion);
+  EXPECT_EQ(j["schema"], "exitscope.report/" + std::to_string(kReportSchemaVersion));  // as every JSON says it
   EXPECT_EQ(j["totals"]["kvm_exit"], 20);
   EXPECT_EQ(j["totals"]["kvm_entry"], 20);
   EXPECT_EQ(j["group_by"], "vm");

@@ -46,7 +46,8 @@ TEST(TopAggregator, RealTraceOneIntervalMatchesPerfKvmStat) {
   EXPECT_EQ(t.vcpus[0].exits, t.exits);
   // JSON lines carry the schema and the same numbers.
   auto j = nlohmann::json::parse(RenderTopJson(t));
-  EXPECT_EQ(j["schema"], kTopSchema);
+  EXPECT_EQ(j["schema"], "exitscope.top/1");
+  EXPECT_EQ(j["schema_version"], kTopSchemaVersion);
   EXPECT_EQ(j["exits"], t.exits);
   EXPECT_EQ(j["reasons"][0]["reason"], "msr");
   // The next interval starts empty.

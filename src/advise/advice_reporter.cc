@@ -1,3 +1,4 @@
+#include "base/json_schema.h"
 #include "advise/advice_reporter.h"
 
 #include <fmt/format.h>
@@ -97,7 +98,7 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
 
 std::string RenderAdviceJson(const Advice& a, const std::string& source) {
   nlohmann::ordered_json j;
-  j["schema_version"] = kAdviseJsonSchemaVersion;
+  TagSchema(&j, "advise", kAdviseJsonSchemaVersion);
   j["kind"] = "exitscope.advise";
   j["source"] = source;
   j["exits"] = a.exits;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_schema.h"
 #include "kvmbench/bench_reporter.h"
 
 namespace exitscope {
@@ -51,11 +52,11 @@ Result<BenchCosts> LoadBenchCosts(const std::string& path) {
                      "write them on this host with `exitscope bench --json > bench.json`");
   }
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kvmbench::kBenchJsonSchema ||
+  if (j.is_discarded() || !j.is_object() || !kvmbench::IsBenchJson(j) ||
       !j.contains("tests") || !j["tests"].is_array()) {
     return MakeError(kExitDataErr, "advise.bench-format",
                      fmt::format("{} is not `exitscope bench --json` output (schema {})", path,
-                                 kvmbench::kBenchJsonSchema),
+                                 SchemaName("bench", kvmbench::kBenchJsonSchemaVersion)),
                      "write it with `exitscope bench --json > bench.json`");
   }
   BenchCosts b;

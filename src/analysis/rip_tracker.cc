@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "base/json_schema.h"
 #include "base/units.h"
 #include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
@@ -89,7 +90,7 @@ std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, c
 
 std::string RipTracker::RenderJson(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;
+  TagSchema(&j, "rip", 1);
   j["kind"] = "exitscope.report.rip";
   j["source"] = source;
   j["symbols"] = symbols.Describe();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/json_schema.h"
 #include "base/units.h"
 #include "decode/exit_reasons.h"
 
@@ -146,7 +147,8 @@ std::string RenderTopText(const TopInterval& t) {
 }
 
 std::string RenderTopJson(const TopInterval& t) {
-  nlohmann::json j = {{"schema", kTopSchema},
+  nlohmann::json j = {{"schema", SchemaName("top", kTopSchemaVersion)},
+                      {"schema_version", kTopSchemaVersion},
                       {"interval", t.index},
                       {"interval_s", t.interval_s},
                       {"exits", t.exits},

@@ -16,7 +16,7 @@
 
 namespace exitscope {
 
-inline constexpr const char* kTopSchema = "exitscope.top/1";
+inline constexpr int kTopSchemaVersion = 1;  // "exitscope.top/1" (base/json_schema.h)
 
 struct TopRow {
   std::string label;      // reason name, "comm (pid)", or "tid N vcpu M"

@@ -60,7 +60,7 @@ int RunAdviseCommand(int argc, char** argv) {
   bool json = false;
   GuestSymbolArgs sym_args;
   app.add_option("FILE", path, "trace to advise on")->required();
-  app.add_flag("--json", json, fmt::format("JSON output (schema_version {})", kAdviseJsonSchemaVersion));
+  app.add_flag("--json", json, fmt::format("JSON output (schema exitscope.advise/{})", kAdviseJsonSchemaVersion));
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
                  "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");

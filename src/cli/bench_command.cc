@@ -33,7 +33,7 @@ int RunBenchCommand(int argc, char** argv) {
       "77 permission denied on /dev/kvm.");
   app.add_option("--test", options.tests, "run only this test (repeatable); see --list");
   app.add_flag("--list", list, "list the tests and the exit each is meant to cause");
-  app.add_flag("--json", json, "print JSON (schema exitscope-bench/1) instead of the table");
+  app.add_flag("--json", json, "print JSON (schema exitscope.bench/1) instead of the table");
   app.add_option("--compare", compare, "show the change in cycles/iter against a --json baseline")
       ->check(CLI::ExistingFile);
   app.add_option("--iterations", options.fixed_iterations,

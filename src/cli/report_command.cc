@@ -100,7 +100,7 @@ int RunReportCommand(int argc, char** argv) {
   AddRipReportOptions(app, &rip_args);
   AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
                    "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
-  app.add_flag("--json", json, "one JSON object (schema_version 2) instead of tables");
+  app.add_flag("--json", json, "one JSON object (schema exitscope.report/3) instead of tables");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,

@@ -1,3 +1,4 @@
+#include "base/json_schema.h"
 #include "kvmbench/bench_reporter.h"
 
 #include <cerrno>
@@ -39,11 +40,11 @@ Result<Baseline> LoadBaseline(const std::string& path) {
                      "write one first with `exitscope bench --json > baseline.json`");
   }
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kBenchJsonSchema ||
+  if (j.is_discarded() || !j.is_object() || !IsBenchJson(j) ||
       !j.contains("tests") || !j["tests"].is_array()) {
     return MakeError(kExitDataErr, "bench.baseline-format",
                      fmt::format("{} is not `exitscope bench --json` output (schema {})", path,
-                                 kBenchJsonSchema),
+                                 SchemaName("bench", kBenchJsonSchemaVersion)),
                      "write it with `exitscope bench --json > baseline.json`");
   }
   Baseline out;
@@ -97,9 +98,14 @@ void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) 
   if (report.emulated_guest) std::fprintf(out, "note: %s\n", kEmulatedNote);
 }
 
+bool IsBenchJson(const nlohmann::json& j) {
+  std::string schema = j.value("schema", "");
+  return schema == SchemaName("bench", kBenchJsonSchemaVersion) || schema == kBenchJsonSchemaOld;
+}
+
 nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline) {
   nlohmann::json j;
-  j["schema"] = kBenchJsonSchema;
+  TagSchema(&j, "bench", kBenchJsonSchemaVersion);
   j["context"] = {{"device", report.device},
                   {"vendor", report.vendor_id},
                   {"kernel_release", report.kernel_release},

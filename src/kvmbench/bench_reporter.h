@@ -14,7 +14,11 @@
 
 namespace exitscope::kvmbench {
 
-inline constexpr const char* kBenchJsonSchema = "exitscope-bench/1";
+// "exitscope.bench/1" (base/json_schema.h); files written before it say "exitscope-bench/1", the same
+// layout, and are read too.
+inline constexpr int kBenchJsonSchemaVersion = 1;
+inline constexpr const char* kBenchJsonSchemaOld = "exitscope-bench/1";
+bool IsBenchJson(const nlohmann::json& j);
 
 // name -> cycles/iter of the tests that ran in the baseline.
 using Baseline = std::map<std::string, double>;

@@ -1,3 +1,4 @@
+#include "base/json_schema.h"
 #include "report/json_reporter.h"
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,7 @@ json Known(bool known, uint64_t v) { return known ? json(v) : json(nullptr); }
 
 std::string RenderJsonReport(const Report& r) {
   json out;
-  out["schema_version"] = r.schema_version;
+  TagSchema(&out, "report", r.schema_version);
   out["tool"] = "exitscope";
   out["tool_version"] = EXITSCOPE_VERSION;
   const auto& c = r.context;

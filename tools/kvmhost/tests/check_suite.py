@@ -154,7 +154,7 @@ def check(name, out):
     rec = os.path.join(guest, "rec")
     if name == "bench_all_tests":
         doc = load_json(os.path.join(guest, "bench.json"))
-        expect(doc.get("schema") == "exitscope-bench/1", f"schema {doc.get('schema')}")
+        expect(doc.get("schema") == "exitscope.bench/1" and doc.get("schema_version") == 1, f"schema {doc.get('schema')}")
         tests = tests_by_name(doc)
         names = listed_tests(guest)
         expect(len(names) >= 16, f"--list shows {len(names)} tests")
