@@ -21,8 +21,9 @@ Error InputOpenError(const std::string& path, int err) {
 }
 
 Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return InputOpenError(path, errno);
+  const bool from_stdin = path == kStdinPath;
+  int fd = from_stdin ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return InputOpenError(from_stdin ? "stdin" : path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
@@ -31,7 +32,8 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   }
   auto file = std::unique_ptr<MappedFile>(new MappedFile());
   file->path_ = path;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+  // stdin redirected from a file is mapped too, unless something already read part of it.
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && (!from_stdin || ::lseek(fd, 0, SEEK_CUR) == 0)) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
