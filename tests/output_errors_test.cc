@@ -4,6 +4,7 @@
 // that leaves early with SIGPIPE at its default (`| head`) ends exitscope quietly, as coreutils.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <string>
 
 #include "test_util.h"
@@ -54,8 +55,11 @@ TEST(OutputErrors, ReaderGoneWithSigpipeIgnoredIsExit74) {
 }
 
 TEST(OutputErrors, HeadEndsItQuietly) {
+  // Other tests in this process (live/stop_signal.cc) ignore SIGPIPE, and children inherit that.
+  auto previous = std::signal(SIGPIPE, SIG_DFL);
   auto s = RunCommand("bash -c '" + std::string(EXITSCOPE_BINARY) + " dump " + kTrace +
                       " 2>" + ErrFile() + " | head -n 1 >/dev/null; echo ${PIPESTATUS[0]}; cat " + ErrFile() + "'");
+  std::signal(SIGPIPE, previous);
   EXPECT_EQ(s.out, "141\n") << "killed by SIGPIPE, nothing on stderr: " << s.out;
 }
 
