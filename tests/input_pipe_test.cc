@@ -72,4 +72,11 @@ TEST(InputPipe, EmptyStdinIsNamed) {
   EXPECT_NE(r.out.find("'stdin' is empty [input.empty]"), std::string::npos) << r.out;
 }
 
+TEST(InputPipe, StdinTerminalIsRefusedNotWaitedOn) {
+  // script(1) gives the command a terminal as stdin.
+  auto r = RunCommand("timeout 60 script -qc '" + std::string(EXITSCOPE_BINARY) + " report -' /dev/null");
+  EXPECT_NE(r.out.find("which is a terminal [input.stdin-terminal]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hint: "), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -22,6 +22,11 @@ Error InputOpenError(const std::string& path, int err) {
 
 Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   const bool from_stdin = path == kStdinPath;
+  // Reading a terminal would wait for a trace typed by hand: say what "-" expects instead.
+  if (from_stdin && ::isatty(STDIN_FILENO)) {
+    return MakeError(kExitNoInput, "input.stdin-terminal", "'-' reads the trace from stdin, which is a terminal",
+                     "pipe a trace in (`zcat trace.txt.gz | exitscope report -`) or pass its path");
+  }
   int fd = from_stdin ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return InputOpenError(from_stdin ? "stdin" : path, errno);
   struct stat st {};
