@@ -23,6 +23,9 @@ namespace {
 constexpr char kPerfMagic[] = "PERFILE2";
 // Bytes the format is told by: the longest magic (trace.dat's 10) and enough text to call it text.
 constexpr size_t kSniffBytes = 64;
+// What a pipe gives before its format is chosen: also the text reader's clock probe
+// (text_reader.cc kClockProbeLines) reads only this much of a stream.
+constexpr size_t kLookaheadBytes = 1 << 20;
 
 Error Unsupported(const std::string& path, std::string_view what) {
   return MakeError(kExitDataErr, "input.unsupported-format",
@@ -46,15 +49,19 @@ Result<OpenedInput> OpenInput(const std::string& path, InputFormat format) {
     }
     return MakeError(kExitNoInput, "input.not-a-file", "'" + path + "' is a directory", hint);
   }
-  // Opened once: a regular file is mapped, anything else (pipe, FIFO, stdin, `<(…)`) read to its
-  // end into memory, so every reader can seek in it (trace.dat v7 sections, perf.data file mode).
-  auto file = MappedFile::Open(path);
+  // Opened once: a regular file is mapped; anything else (pipe, FIFO, stdin, `<(…)`) is read up to
+  // a look-ahead the format is sniffed from. Text streams on from there (flat memory); binary
+  // formats seek (trace.dat v7 sections, perf.data file mode), so their rest is read into memory.
+  auto file = MappedFile::Open(path, kLookaheadBytes);
   if (!file.ok()) return file.error();
   OpenedInput in{std::move(file.value()), format};
   if (format == InputFormat::kAuto) {
     auto detected = DetectInputFormat(in.file->bytes(), path == kStdinPath ? "stdin" : path);
     if (!detected.ok()) return detected.error();
     in.format = *detected;
+  }
+  if (in.format != InputFormat::kText) {
+    if (Status read = in.file->ReadRest(); !read.ok()) return read.error();
   }
   return in;
 }

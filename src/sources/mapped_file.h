@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -24,7 +25,9 @@ Error InputOpenError(const std::string& path, int err);
 
 class MappedFile {
  public:
-  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // A pipe, FIFO or stdin is read up to `lookahead` bytes (all of it by default); the rest stays
+  // unread in stream_fd() for a reader that streams (text) or for ReadRest (formats that seek).
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path, size_t lookahead = SIZE_MAX);
   // A view of bytes already in memory (fuzzers, tests): not owned, must outlive the MappedFile;
   // `name` is what messages call it.
   static std::unique_ptr<MappedFile> View(std::span<const uint8_t> bytes, const std::string& name);
@@ -39,6 +42,10 @@ class MappedFile {
   // Tells the kernel the pages behind [offset, offset+size) will not be read again, so a long
   // sequential read keeps a flat resident set (no-op when the input was read, not mapped).
   void Release(uint64_t offset, uint64_t size) const;
+  // The descriptor the input's unread rest comes from; -1 when bytes() is the whole input.
+  int stream_fd() const { return fd_; }
+  // Reads the unread rest into bytes() (74 on a read error); no-op when there is none.
+  Status ReadRest();
 
  private:
   MappedFile() = default;
@@ -47,6 +54,8 @@ class MappedFile {
   size_t size_ = 0;
   bool mapped_ = false;
   std::vector<uint8_t> owned_;  // pipes and inputs that could not be mapped
+  int fd_ = -1;                  // open while the input has an unread rest
+  Status ReadUpTo(size_t limit);
 };
 
 }  // namespace exitscope
