@@ -237,5 +237,34 @@ TEST(ExitAggregator, RealTraceFiltersPartitionTheReport) {
   EXPECT_EQ(a + b, total);
 }
 
+// Issue 19: --by vm labelled each VM by scanning every thread (100k threads with no recorded process
+// are 100k VMs: 10^10 steps, killed after 20 s). Even tids are QEMU vCPU threads ("CPU 0/KVM": a VM
+// of their own, id = tid), odd ones lone threads without a comm.
+TEST(ExitAggregatorScale, HundredThousandDistinctThreadsByVm) {
+  constexpr int32_t kThreads = 100'000, kFirstTid = 10'000;
+  TraceMeta meta;
+  for (int32_t tid = kFirstTid; tid < kFirstTid + kThreads; tid += 2) meta.comm_by_tid[tid] = "CPU 0/KVM";
+  ReportOptions o;
+  o.by = GroupBy::kVm;
+  ExitAggregator agg(meta, o);
+  agg.SetOrigin(kOriginNs);
+  for (int32_t i = 0; i < kThreads; ++i) agg.OnExitSample(Sample(kFirstTid + i, -1, Isa::kVmx, kVmxHlt, 0.001 * i));
+  Report report;
+  agg.Fill(&report);
+  ASSERT_EQ(report.groups.size(), static_cast<size_t>(kThreads));
+  EXPECT_EQ(report.context.vms.size(), static_cast<size_t>(kThreads));
+  EXPECT_EQ(report.context.vcpu_threads, static_cast<uint64_t>(kThreads));
+  EXPECT_EQ(report.totals.reported, static_cast<uint64_t>(kThreads));
+  std::map<int64_t, std::string> label_by_id;
+  for (const GroupReport& g : report.groups) {
+    EXPECT_EQ(g.count, 1u);
+    label_by_id[g.id] = g.label;
+  }
+  ASSERT_EQ(label_by_id.size(), static_cast<size_t>(kThreads));
+  EXPECT_EQ(label_by_id[kFirstTid + 42],
+            "QEMU (process not recorded; vCPU threads grouped by name and consecutive tids: tid 10042 CPU 0/KVM)");
+  EXPECT_EQ(label_by_id[kFirstTid + 43], "tid 10043, process not recorded");
+}
+
 }  // namespace
 }  // namespace exitscope

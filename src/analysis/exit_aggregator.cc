@@ -204,7 +204,7 @@ void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
   if (failed) st->failed++;
 }
 
-std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
+std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id, const TidsByVm& tids_by_vm) const {
   auto comm_of = [&](int64_t tid) -> std::string {
     auto c = meta_.comm_by_tid.find(static_cast<int32_t>(tid));
     return c == meta_.comm_by_tid.end() ? std::string() : c->second;
@@ -220,11 +220,9 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
       return label;
     }
     case GroupBy::kVm: {
-      std::vector<int32_t> tids;
-      for (const auto& [tid, _] : tids_seen_) {
-        if (vms_.VmId(tid) == id) tids.push_back(tid);
-      }
-      return vms_.Label(id, tids);
+      static const std::vector<int32_t> kNone;
+      auto it = tids_by_vm.find(id);
+      return vms_.Label(id, it == tids_by_vm.end() ? kNone : it->second);
     }
   }
   return {};
@@ -232,9 +230,11 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id) const {
 
 void ExitAggregator::Fill(Report* report) const {
   report->group_by = std::string(GroupByName(options_.by));
-  std::map<int64_t, bool> vms;
-  for (const auto& [tid, _] : tids_seen_) vms[vms_.VmId(tid)] = true;
-  for (const auto& [id, _] : vms) report->context.vms.push_back(GroupLabel(GroupBy::kVm, id));
+  // Threads per VM in one pass: labelling each VM by scanning every thread was quadratic (100k
+  // threads without a recorded process: 100k VMs × 100k threads).
+  TidsByVm tids_by_vm;
+  for (const auto& [tid, _] : tids_seen_) tids_by_vm[vms_.VmId(tid)].push_back(tid);
+  for (const auto& [id, _] : tids_by_vm) report->context.vms.push_back(GroupLabel(GroupBy::kVm, id, tids_by_vm));
   report->context.vcpu_threads = tids_seen_.size();
   LogHistogram all;
   uint64_t all_count = 0, user_count = 0, user_ns = 0, blocked_ns = 0;
@@ -242,7 +242,7 @@ void ExitAggregator::Fill(Report* report) const {
     GroupReport gr;
     gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
     gr.id = gid;
-    gr.label = GroupLabel(options_.by, gid);
+    gr.label = GroupLabel(options_.by, gid, tids_by_vm);
     gr.total = StatsOf(g.total);
     gr.count = gr.total.count + g.untimed;
     all_count += gr.count;

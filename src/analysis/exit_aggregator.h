@@ -15,6 +15,7 @@
 #include <array>
 #include <climits>
 #include <unordered_map>
+#include <vector>
 
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
@@ -88,7 +89,8 @@ class ExitAggregator : public ExitSampleSink {
   // The (group, reason) cell of an accepted exit; nullptr when a filter rejects it.
   ReasonStats* Cell(const ExitSample& s);
   int64_t GroupId(const ExitSample& s);
-  std::string GroupLabel(GroupBy by, int64_t id) const;
+  using TidsByVm = std::map<int64_t, std::vector<int32_t>>;  // VM id → its threads, ascending
+  std::string GroupLabel(GroupBy by, int64_t id, const TidsByVm& tids_by_vm) const;
   // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
   void AddDetails(const ExitSample& s, bool timed);
   void CountDetail(DetailKey k, uint64_t dur_ns, bool failed);

@@ -110,8 +110,9 @@ int RunAdviseCommand(int argc, char** argv) {
   }
   Advice advice = RunAdvisor(profile, symbols, bench ? &*bench : nullptr);
   std::string out = json ? RenderAdviceJson(advice, path) : RenderAdviceText(advice, path);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  WriteStdout(out);
+  const int written = FinishStdout(kExitOk);
+  if (written != kExitOk) return written;
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(),
                  static_cast<unsigned long long>(c.count), std::string(SeverityName(c.severity)).c_str(),

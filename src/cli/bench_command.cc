@@ -51,7 +51,7 @@ int RunBenchCommand(int argc, char** argv) {
   }
   if (list) {
     kvmbench::PrintTestList(stdout);
-    return kExitOk;
+    return FinishStdout(kExitOk);
   }
   kvmbench::Baseline baseline;
   if (!compare.empty()) {
@@ -67,7 +67,7 @@ int RunBenchCommand(int argc, char** argv) {
   } else {
     kvmbench::PrintTable(*report, base, stdout);
   }
-  return kExitOk;
+  return FinishStdout(kExitOk);
 }
 
 }  // namespace exitscope

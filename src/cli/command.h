@@ -26,6 +26,17 @@ std::span<const Command> Commands();
 // Prints "error: <message>" and "hint: <hint>" (with the stable tag) on stderr; returns error.code.
 int PrintError(const Error& error);
 
+// stdout, one path for every command that writes it. WriteStdout keeps the first write error and
+// returns false from then on (a long output stops producing); FinishStdout, each such command's
+// last step, flushes and turns a failed write into "error: cannot write the output: … [output.write]"
+// with a hint and exit 74 (EX_IOERR): ENOSPC (/dev/full, a full disk), EBADF (stdout closed), EIO,
+// EPIPE (the reader went away while SIGPIPE is ignored). Otherwise it returns `code`. SIGPIPE keeps
+// its default elsewhere, so `exitscope … | head` ends quietly with 141 as coreutils do; `top`, which
+// ignores SIGPIPE to clean up its tracefs instance, passes quiet_epipe to end the same way.
+bool WriteStdout(std::string_view bytes);
+bool FlushStdout();  // for outputs that must show now (top's intervals); false as WriteStdout
+int FinishStdout(int code, bool quiet_epipe = false);
+
 // --threads: 0 means one decoding thread per core, at most 8 (more stop paying off past memory
 // bandwidth); any other value as given.
 unsigned DecodeThreads(unsigned requested);

@@ -1,5 +1,8 @@
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "cli/command.h"
 
@@ -48,6 +51,37 @@ Status RequireNsClock(const TraceMeta& meta, std::string_view what) {
                    meta.time_unit == TimeUnit::kCount
                        ? "the counter clock holds no time: record with the default clock (local)"
                        : "pass --tsc-khz N (the recording host's TSC rate in kHz) to convert TSC cycles");
+}
+
+namespace {
+int stdout_errno = 0;  // the first failed write's errno (stdio's error flag does not keep it)
+}  // namespace
+
+bool WriteStdout(std::string_view bytes) {
+  if (stdout_errno) return false;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size()) return true;
+  stdout_errno = errno ? errno : EIO;
+  return false;
+}
+
+bool FlushStdout() {
+  if (stdout_errno) return false;
+  errno = 0;
+  if (std::fflush(stdout) == 0) return true;
+  stdout_errno = errno ? errno : EIO;
+  return false;
+}
+
+int FinishStdout(int code, bool quiet_epipe) {
+  FlushStdout();
+  if (!stdout_errno && std::ferror(stdout)) stdout_errno = EIO;  // a write that bypassed WriteStdout
+  if (!stdout_errno) return code;
+  if (stdout_errno == EPIPE && quiet_epipe) return 128 + SIGPIPE;
+  return PrintError(MakeError(kExitIoErr, "output.write",
+                              std::string("cannot write the output: ") + std::strerror(stdout_errno),
+                              stdout_errno == EPIPE
+                                  ? "the program reading exitscope's output exited before the end"
+                                  : "free space where stdout goes, or redirect it elsewhere (`> report.txt`)"));
 }
 
 int PrintError(const Error& error) {

@@ -94,8 +94,8 @@ void AppendKvmFields(const KvmEvent& e, std::string* line, nlohmann::json* field
   if (e.vcpu_id >= 0) put("vcpu_id", static_cast<uint64_t>(e.vcpu_id), false);
 }
 
-int DumpText(const DumpOptions& opt) {
-  auto opened = OpenKvmEventSource(opt.path, InputFormat::kText);
+int DumpText(const DumpOptions& opt, OpenedInput input) {
+  auto opened = OpenKvmEventSource(std::move(input));
   if (!opened.ok()) return PrintError(opened.error());
   KvmEventSource& src = **opened;
   const TraceMeta& meta = src.meta();
@@ -120,7 +120,7 @@ int DumpText(const DumpOptions& opt) {
                       : fmt::format("# lost {} events on cpu {} before {}\n",
                                     lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
                                     FormatTs(lost.ts_ns, opt.ns));
-      std::fwrite(line.data(), 1, line.size(), stdout);
+      WriteStdout(line);
       lost.cpu = -1;
     }
     std::string name(ev.kind == EventKind::kOther ? "kvm_other" : EventKindName(ev.kind));
@@ -139,10 +139,10 @@ int DumpText(const DumpOptions& opt) {
       AppendKvmFields(ev, &line, nullptr);
       line.push_back('\n');
     }
-    std::fwrite(line.data(), 1, line.size(), stdout);
+    if (!WriteStdout(line)) break;  // output failed: FinishStdout says so, no point decoding on
     if (opt.limit && ++printed >= opt.limit) break;
   }
-  std::fflush(stdout);
+  if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   const Diagnostics& diag = src.diagnostics();
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),
@@ -152,10 +152,11 @@ int DumpText(const DumpOptions& opt) {
 }
 
 int Dump(const DumpOptions& opt) {
-  auto format = DetectInputFormat(opt.path);
-  if (!format.ok()) return PrintError(format.error());
-  if (*format == InputFormat::kText) return DumpText(opt);
-  auto opened = OpenRawEventSource(opt.path, InputFormat::kAuto, opt.clock);
+  // Opened once: a pipe or FIFO read for sniffing cannot be opened again.
+  auto input = OpenInput(opt.path);
+  if (!input.ok()) return PrintError(input.error());
+  if (input->format == InputFormat::kText) return DumpText(opt, std::move(input.value()));
+  auto opened = OpenRawEventSource(std::move(input.value()), opt.clock);
   if (!opened.ok()) return PrintError(opened.error());
   RawEventSource& src = *opened.value();
   const FormatRegistry& formats = src.formats();
@@ -199,7 +200,7 @@ int Dump(const DumpOptions& opt) {
                            lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
                            FormatTs(lost.ts_ns, opt.ns, unit));
       }
-      std::fwrite(line.data(), 1, line.size(), stdout);
+      WriteStdout(line);
     }
     if (!wanted.empty() && !wanted.count(ev.type_id)) continue;
     const EventFormat* fmt = formats.ById(ev.type_id);
@@ -222,10 +223,10 @@ int Dump(const DumpOptions& opt) {
       if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
       line.push_back('\n');
     }
-    std::fwrite(line.data(), 1, line.size(), stdout);
+    if (!WriteStdout(line)) break;  // output failed: FinishStdout says so, no point decoding on
     if (opt.limit && ++printed >= opt.limit) break;
   }
-  std::fflush(stdout);
+  if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) std::fprintf(stderr, "\r%20s\r", "");
   const Diagnostics& diag = src.diagnostics();
   for (const auto& c : diag.NonZero()) {

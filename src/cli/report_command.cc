@@ -155,9 +155,8 @@ int RunReportCommand(int argc, char** argv) {
 
   std::string out = json ? RenderJsonReport(report)
                          : RenderTextReport(report, TextReportOptions{options.details});
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  return report.partial ? kExitDataErr : kExitOk;
+  WriteStdout(out);
+  return FinishStdout(report.partial ? kExitDataErr : kExitOk);
 }
 
 }  // namespace exitscope

@@ -76,7 +76,7 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   if (!args.folded.empty()) {
     std::string folded = tracker.RenderFolded(symbols);
     if (args.folded == "-") {
-      std::fwrite(folded.data(), 1, folded.size(), stdout);
+      WriteStdout(folded);
     } else {
       std::ofstream out(args.folded, std::ios::binary);
       out << folded;
@@ -88,9 +88,9 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   }
   if (req.table && args.folded != "-") {
     std::string out = req.json ? tracker.RenderJson(symbols, top, req.path) : tracker.RenderText(symbols, top, req.path);
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    WriteStdout(out);
   }
-  std::fflush(stdout);
+  if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   for (const auto& c : src.diagnostics().NonZero()) {
     std::fprintf(stderr, "diagnostic: %s = %llu (%s)\n", c.name.c_str(), static_cast<unsigned long long>(c.count),
                  std::string(SeverityName(c.severity)).c_str());

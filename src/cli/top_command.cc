@@ -116,14 +116,14 @@ int RunTopCommand(int argc, char** argv) {
     std::string text = json ? RenderTopJson(t) + "\n" : RenderTopText(t);
     if (tty) text = "\x1b[H\x1b[2J" + text;  // clear only a terminal; pipes get plain text
     else if (!json) text += "\n";
-    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-      break;  // the reader went away (EPIPE): clean up as for Ctrl-C
+    if (!WriteStdout(text) || !FlushStdout()) {
+      break;  // the reader went away (EPIPE) or the disk is full: clean up as for Ctrl-C
     }
     ++shown;
   }
   reader.value().reset();  // open trace_pipe_raw files would keep the instance busy
   if (Status s = (*inst)->Remove(); !s) return PrintError(s.error());
-  return kExitOk;
+  return FinishStdout(kExitOk, /*quiet_epipe=*/true);
 }
 
 }  // namespace exitscope

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "sources/mapped_file.h"
 #include "sources/raw_event_source.h"
 #include "model/event_source.h"
 
@@ -22,7 +23,21 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& pa
                                                            InputFormat format = InputFormat::kAuto,
                                                            unsigned threads = 1, const ClockOptions& clock = {});
 
-// Sniffs the first bytes of `path` (66 when it cannot be opened).
+// An input opened once ("-" = stdin) and its format, sniffed from the bytes already read: a pipe,
+// FIFO or `<(…)` cannot be opened a second time (it would block or start past the sniffed bytes).
+struct OpenedInput {
+  std::unique_ptr<MappedFile> file;
+  InputFormat format = InputFormat::kAuto;
+};
+// `format` kAuto: detected from the content; otherwise kept. 66 when it cannot be opened.
+Result<OpenedInput> OpenInput(const std::string& path, InputFormat format = InputFormat::kAuto);
+Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, unsigned threads = 1,
+                                                           const ClockOptions& clock = {});
+Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(OpenedInput input, const ClockOptions& clock = {});
+
+// The format of the first bytes of an input called `name` in messages.
+Result<InputFormat> DetectInputFormat(std::span<const uint8_t> head, const std::string& name);
+// Sniffs `path` (66 when it cannot be opened). Reads a pipe to its end: prefer OpenInput.
 Result<InputFormat> DetectInputFormat(const std::string& path);
 
 // Binary inputs (trace.dat; perf.data later) as undecoded records, for `dump` and decoders.

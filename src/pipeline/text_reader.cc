@@ -183,10 +183,20 @@ static bool FirstTimestampIsRaw(TextLineReader* lines) {
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path, const ClockOptions& clock) {
-  auto probe = TextLineReader::Open(path);
+  auto input = MappedFile::Open(path);
+  if (!input) return input.error();
+  return OpenTextSource(std::move(input.value()), clock);
+}
+
+Result<std::unique_ptr<KvmEventSource>> OpenTextSource(std::unique_ptr<MappedFile> input, const ClockOptions& clock) {
+  // The clock probe reads the same bytes through a view: opening the path again would find a
+  // pipe or FIFO drained (or block for ever on a FIFO written once).
+  const std::string path = input->path();
+  auto probe = TextLineReader::Open(MappedFile::View(input->bytes(), path));
   if (!probe) return probe.error();
   bool raw = FirstTimestampIsRaw(probe->get());
-  auto lines = TextLineReader::Open(path);
+  probe.value().reset();
+  auto lines = TextLineReader::Open(std::move(input));
   if (!lines) return lines.error();
   return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path, raw, clock));
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "sources/mapped_file.h"
 #include "model/event_source.h"
 
 namespace exitscope {
@@ -21,6 +22,8 @@ namespace exitscope {
 // is the clock's raw count (unit unknown, or TSC cycles converted with clock.tsc_khz).
 // Bumps DiagId::kTextMixedTimestampForms for lines printed the other way (skipped).
 Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path, const ClockOptions& clock = {});
+// The same over an input already opened (and sniffed) once: a pipe cannot be opened again.
+Result<std::unique_ptr<KvmEventSource>> OpenTextSource(std::unique_ptr<MappedFile> input, const ClockOptions& clock);
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
 Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
                                                              const std::string& name,

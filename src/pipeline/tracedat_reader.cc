@@ -111,6 +111,13 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path, co
   return std::unique_ptr<RawEventSource>(std::move(reader));
 }
 
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(std::unique_ptr<MappedFile> file, const ClockOptions& clock) {
+  auto reader = std::make_unique<TraceDatReader>();
+  const std::string path = file->path();
+  if (Status s = reader->Open(std::move(file), path, clock); !s.ok()) return s.error();
+  return std::unique_ptr<RawEventSource>(std::move(reader));
+}
+
 std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
                                                    Diagnostics diagnostics, const TraceDatLayout& layout) {
   auto reader = std::make_unique<TraceDatReader>();

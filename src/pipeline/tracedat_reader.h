@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "sources/mapped_file.h"
 #include "sources/raw_event_source.h"
 #include "sources/tracedat/tracedat_pages.h"
 #include "base/result.h"
@@ -17,6 +18,8 @@ namespace exitscope {
 
 // Opens and parses the metadata; the records are read as Next() is called.
 Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path, const ClockOptions& clock = {});
+// The same over an input already opened (and sniffed) once: a pipe cannot be opened again.
+Result<std::unique_ptr<RawEventSource>> OpenTraceDat(std::unique_ptr<MappedFile> file, const ClockOptions& clock);
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source, `name` is what
 // messages call the input.
 Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,

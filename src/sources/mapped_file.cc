@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace exitscope {
@@ -20,9 +22,15 @@ Error InputOpenError(const std::string& path, int err) {
                    "check the path; trace-cmd and perf write trace.dat / perf.data in the directory they ran in");
 }
 
-Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return InputOpenError(path, errno);
+Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, size_t lookahead) {
+  const bool from_stdin = path == kStdinPath;
+  // Reading a terminal would wait for a trace typed by hand: say what "-" expects instead.
+  if (from_stdin && ::isatty(STDIN_FILENO)) {
+    return MakeError(kExitNoInput, "input.stdin-terminal", "'-' reads the trace from stdin, which is a terminal",
+                     "pipe a trace in (`zcat trace.txt.gz | exitscope report -`) or pass its path");
+  }
+  int fd = from_stdin ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return InputOpenError(from_stdin ? "stdin" : path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
@@ -31,7 +39,8 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   }
   auto file = std::unique_ptr<MappedFile>(new MappedFile());
   file->path_ = path;
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+  // stdin redirected from a file is mapped too, unless something already read part of it.
+  if (S_ISREG(st.st_mode) && st.st_size > 0 && (!from_stdin || ::lseek(fd, 0, SEEK_CUR) == 0)) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
@@ -42,24 +51,37 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
       return file;
     }
   }
-  // Pipes, FIFOs, /dev/stdin, or a file system without mmap: read it all.
+  // Pipes, FIFOs, /dev/stdin, or a file system without mmap: read them (up to the look-ahead).
+  file->fd_ = fd;
+  if (Status read = file->ReadUpTo(lookahead); !read.ok()) return read.error();
+  return file;
+}
+
+Status MappedFile::ReadUpTo(size_t limit) {
+  if (fd_ < 0) return Status::Ok();  // mapped, a view, or already read to its end
   uint8_t buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+  while (fd_ >= 0 && owned_.size() < limit) {
+    ssize_t n = ::read(fd_, buf, std::min(sizeof(buf), limit - owned_.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
-      ::close(fd);
-      return MakeError(kExitIoErr, "input.read", "cannot read '" + path + "': " + std::strerror(err));
+      ::close(fd_);
+      fd_ = -1;
+      return MakeError(kExitIoErr, "input.read", "cannot read '" + path_ + "': " + std::strerror(err));
     }
-    if (n == 0) break;
-    file->owned_.insert(file->owned_.end(), buf, buf + n);
+    if (n == 0) {
+      ::close(fd_);
+      fd_ = -1;
+      break;
+    }
+    owned_.insert(owned_.end(), buf, buf + n);
   }
-  ::close(fd);
-  file->data_ = file->owned_.data();
-  file->size_ = file->owned_.size();
-  return file;
+  data_ = owned_.data();
+  size_ = owned_.size();
+  return Status::Ok();
 }
+
+Status MappedFile::ReadRest() { return ReadUpTo(SIZE_MAX); }
 
 std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes, const std::string& name) {
   auto file = std::unique_ptr<MappedFile>(new MappedFile());
@@ -71,6 +93,7 @@ std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes, con
 
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void MappedFile::Release(uint64_t offset, uint64_t size) const {

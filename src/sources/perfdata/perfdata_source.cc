@@ -91,6 +91,10 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path,
   return OpenPerfDataRawInput(std::move(in.value()), clock);
 }
 
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(std::unique_ptr<MappedFile> input, const ClockOptions& clock) {
+  return OpenPerfDataRawInput(std::move(input), clock);
+}
+
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
                                                              const std::string& name) {
   return OpenPerfDataRawInput(MappedFile::View(bytes, name), {});

@@ -1,5 +1,9 @@
 #include "sources/text/text_line_reader.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace exitscope {
@@ -23,16 +27,17 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
   const std::string path = input->path();
   std::unique_ptr<TextLineReader> r(new TextLineReader());
   r->input_ = std::move(input);
+  r->stream_ = r->input_->stream_fd() >= 0;
   auto bytes = r->input_->bytes();
-  if (LooksGzip(bytes.data(), bytes.size())) {
-    r->gzip_ = true;
+  r->gzip_ = LooksGzip(bytes.data(), bytes.size());
+  if (r->gzip_) {
     if (inflateInit2(&r->zs_, kGzipWindowBits) != Z_OK) {
       return MakeError(kExitSoftware, "text.zlib", "zlib could not start inflating '" + path + "'");
     }
     r->zs_init_ = true;
-    r->zs_.next_in = const_cast<Bytef*>(bytes.data());
-    r->zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size(), UINT32_MAX));
-    r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as inflated
+  }
+  if (r->gzip_ || r->stream_) {
+    r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as filled
     r->buf_size_ = kChunkBytes;
   }
   return r;
@@ -42,9 +47,34 @@ TextLineReader::~TextLineReader() {
   if (zs_init_) inflateEnd(&zs_);
 }
 
-bool TextLineReader::FillGzip() {
-  if (zs_done_) return false;
-  // Keep the partial line at the front, inflate after it.
+std::span<const uint8_t> TextLineReader::NextRaw() {
+  auto bytes = input_->bytes();
+  if (raw_pos_ < bytes.size()) {
+    // zlib counts input in 32 bits: hand a mapped file over in 1 GiB pieces.
+    size_t n = std::min<size_t>(bytes.size() - raw_pos_, size_t{1} << 30);
+    auto piece = bytes.subspan(raw_pos_, n);
+    raw_pos_ += n;
+    raw_done_ += n;
+    return piece;
+  }
+  if (!stream_ || raw_end_) return {};
+  if (!raw_buf_) raw_buf_.reset(new uint8_t[kChunkBytes]);
+  for (;;) {
+    ssize_t n = ::read(input_->stream_fd(), raw_buf_.get(), kChunkBytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // A read error ends the stream like a cut: what was read is kept, the cut is flagged.
+      if (n < 0) truncated_ = true;
+      raw_end_ = true;
+      return {};
+    }
+    raw_done_ += static_cast<uint64_t>(n);
+    return {raw_buf_.get(), static_cast<size_t>(n)};
+  }
+}
+
+bool TextLineReader::Fill() {
+  // Keep the partial line at the front, fill after it.
   size_t keep = buf_end_ - buf_begin_;
   if (keep == buf_size_) {
     // A line longer than the chunk: hand out what we have (the caller counts it as garbage).
@@ -53,17 +83,35 @@ bool TextLineReader::FillGzip() {
   std::memmove(buf_.get(), buf_.get() + buf_begin_, keep);
   buf_begin_ = 0;
   buf_end_ = keep;
-  auto bytes = input_->bytes();
+  if (gzip_) FillGzip();
+  else FillPlain();
+  return buf_end_ > keep;
+}
+
+bool TextLineReader::FillPlain() {
+  while (buf_end_ < buf_size_) {
+    if (pending_.empty()) pending_ = NextRaw();
+    if (pending_.empty()) return false;
+    size_t n = std::min(pending_.size(), buf_size_ - buf_end_);
+    std::memcpy(buf_.get() + buf_end_, pending_.data(), n);
+    buf_end_ += n;
+    pending_ = pending_.subspan(n);
+  }
+  return true;
+}
+
+bool TextLineReader::FillGzip() {
+  if (zs_done_) return false;
   while (buf_end_ < buf_size_) {
     if (zs_.avail_in == 0) {
-      size_t consumed = zs_.total_in;
-      if (consumed >= bytes.size()) {
+      auto raw = NextRaw();
+      if (raw.empty()) {
         truncated_ = true;  // input ended before the gzip trailer
         zs_done_ = true;
         break;
       }
-      zs_.next_in = const_cast<Bytef*>(bytes.data() + consumed);
-      zs_.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size() - consumed, UINT32_MAX));
+      zs_.next_in = const_cast<Bytef*>(raw.data());
+      zs_.avail_in = static_cast<uInt>(raw.size());
     }
     zs_.next_out = reinterpret_cast<Bytef*>(buf_.get() + buf_end_);
     zs_.avail_out = static_cast<uInt>(buf_size_ - buf_end_);
@@ -71,10 +119,19 @@ bool TextLineReader::FillGzip() {
     buf_end_ = buf_size_ - zs_.avail_out;
     if (rc == Z_STREAM_END) {
       // Concatenated gzip members (gzip a >> b) are legal: continue with the next one.
-      if (zs_.total_in < bytes.size() && LooksGzip(bytes.data() + zs_.total_in, bytes.size() - zs_.total_in)) {
+      if (zs_.avail_in == 0) {
+        auto raw = NextRaw();
+        zs_.next_in = const_cast<Bytef*>(raw.data());
+        zs_.avail_in = static_cast<uInt>(raw.size());
+      }
+      if (LooksGzip(zs_.next_in, zs_.avail_in)) {
         uLong in_done = zs_.total_in;
+        Bytef* next = zs_.next_in;
+        uInt avail = zs_.avail_in;
         inflateReset(&zs_);
         zs_.total_in = in_done;
+        zs_.next_in = next;
+        zs_.avail_in = avail;
         continue;
       }
       zs_done_ = true;
@@ -86,11 +143,11 @@ bool TextLineReader::FillGzip() {
       break;
     }
   }
-  return buf_end_ > keep;
+  return true;
 }
 
 bool TextLineReader::NextLine(std::string_view* line) {
-  if (!gzip_) {
+  if (!gzip_ && !stream_) {
     auto bytes = input_->bytes();
     if (pos_ >= bytes.size()) return false;
     const char* start = reinterpret_cast<const char*>(bytes.data()) + pos_;
@@ -110,7 +167,7 @@ bool TextLineReader::NextLine(std::string_view* line) {
       *line = std::string_view(start, len);
       return true;
     }
-    if (!FillGzip()) {
+    if (!Fill()) {
       if (buf_end_ == buf_begin_) return false;
       // Last line without a newline, or an over-long line: hand it out whole.
       *line = std::string_view(buf_.get() + buf_begin_, buf_end_ - buf_begin_);

@@ -1,7 +1,8 @@
 // Lines of a text trace, plain or gzip-compressed (detected by the 1f 8b magic, not the name).
 // In: a path. Out: one line at a time as a string_view without the newline, valid until the next
 // call. Plain files are mapped and lines point into the map; gzip is inflated in 1 MiB chunks with
-// zlib. Assumption: lines are short (a line longer than the chunk is cut and counted by the caller
+// zlib; a pipe or FIFO (MappedFile with a stream_fd) is streamed: its look-ahead, then reads of
+// 1 MiB, so memory stays flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut and counted by the caller
 // as unparseable); a truncated gzip stream yields what it holds and sets truncated().
 #pragma once
 
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,15 +30,27 @@ class TextLineReader {
   bool NextLine(std::string_view* line);
   bool gzip() const { return gzip_; }
   bool truncated() const { return truncated_; }   // gzip stream ended early or was damaged
-  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : pos_; }
-  uint64_t bytes_total() const { return input_->bytes().size(); }
+  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ ? raw_done_ : pos_; }
+  // 0 for a stream: its size is not known before its end.
+  uint64_t bytes_total() const { return stream_ ? 0 : input_->bytes().size(); }
 
  private:
   TextLineReader() = default;
-  bool FillGzip();  // inflates more into buf_; false when the stream has nothing more
+  bool Fill();      // inflates or reads more into buf_; false when the input has nothing more
+  bool FillGzip();
+  bool FillPlain();  // a plain stream
+  // The next raw (maybe compressed) bytes: the input's bytes(), then what its stream_fd gives;
+  // empty at the end. Valid until the next call.
+  std::span<const uint8_t> NextRaw();
 
   std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
+  bool stream_ = false;           // the input has an unread rest in stream_fd()
+  size_t raw_pos_ = 0;            // bytes() handed out by NextRaw
+  uint64_t raw_done_ = 0;         // every raw byte handed out
+  std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead
+  bool raw_end_ = false;
+  std::span<const uint8_t> pending_;  // plain stream: raw bytes not yet copied into buf_
   bool truncated_ = false;
   size_t pos_ = 0;                // plain: offset of the next line in the map
   z_stream zs_{};
