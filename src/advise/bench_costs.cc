@@ -45,20 +45,9 @@ std::string BenchCosts::Describe() const {
 }
 
 Result<BenchCosts> LoadBenchCosts(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return MakeError(kExitNoInput, "advise.bench-open",
-                     fmt::format("cannot open bench results {}: {}", path, std::strerror(errno)),
-                     "write them on this host with `exitscope bench --json > bench.json`");
-  }
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !kvmbench::IsBenchJson(j) ||
-      !j.contains("tests") || !j["tests"].is_array()) {
-    return MakeError(kExitDataErr, "advise.bench-format",
-                     fmt::format("{} is not `exitscope bench --json` output (schema {})", path,
-                                 SchemaName("bench", kvmbench::kBenchJsonSchemaVersion)),
-                     "write it with `exitscope bench --json > bench.json`");
-  }
+  auto read = kvmbench::ReadBenchJson(path, "advise.bench", "bench results", "bench.json");
+  if (!read) return read.error();
+  const nlohmann::json& j = read.value();
   BenchCosts b;
   b.path = path;
   if (j.contains("context") && j["context"].is_object()) {

@@ -32,21 +32,28 @@ std::optional<double> ChangePct(const BenchResult& r, const Baseline* baseline) 
 
 }  // namespace
 
-Result<Baseline> LoadBaseline(const std::string& path) {
+Result<nlohmann::json> ReadBenchJson(const std::string& path, std::string_view tag, std::string_view what,
+                                     std::string_view example) {
   std::ifstream in(path);
   if (!in) {
-    return MakeError(kExitNoInput, "bench.baseline-open",
-                     fmt::format("cannot open baseline {}: {}", path, std::strerror(errno)),
-                     "write one first with `exitscope bench --json > baseline.json`");
+    return MakeError(kExitNoInput, std::string(tag) + "-open",
+                     fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)),
+                     fmt::format("write it first with `exitscope bench --json > {}`", example));
   }
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !IsBenchJson(j) ||
-      !j.contains("tests") || !j["tests"].is_array()) {
-    return MakeError(kExitDataErr, "bench.baseline-format",
+  if (j.is_discarded() || !j.is_object() || !IsBenchJson(j) || !j.contains("tests") || !j["tests"].is_array()) {
+    return MakeError(kExitDataErr, std::string(tag) + "-format",
                      fmt::format("{} is not `exitscope bench --json` output (schema {})", path,
                                  SchemaName("bench", kBenchJsonSchemaVersion)),
-                     "write it with `exitscope bench --json > baseline.json`");
+                     fmt::format("write it with `exitscope bench --json > {}`", example));
   }
+  return j;
+}
+
+Result<Baseline> LoadBaseline(const std::string& path) {
+  auto read = ReadBenchJson(path, "bench.baseline", "baseline", "baseline.json");
+  if (!read) return read.error();
+  const nlohmann::json& j = read.value();
   Baseline out;
   for (const auto& t : j["tests"]) {
     if (t.is_object() && t.value("status", "") == "ok" && t.contains("cycles_per_iter") &&

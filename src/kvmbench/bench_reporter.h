@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,10 @@ namespace exitscope::kvmbench {
 inline constexpr int kBenchJsonSchemaVersion = 1;
 inline constexpr const char* kBenchJsonSchemaOld = "exitscope-bench/1";
 bool IsBenchJson(const nlohmann::json& j);
+// Reads a `bench --json` file; errors are tagged "<tag>-open" (66) / "<tag>-format" (65) and name it as
+// `what`, with `bench --json > <example>` as the hint.
+Result<nlohmann::json> ReadBenchJson(const std::string& path, std::string_view tag, std::string_view what,
+                                     std::string_view example);
 
 // name -> cycles/iter of the tests that ran in the baseline.
 using Baseline = std::map<std::string, double>;
