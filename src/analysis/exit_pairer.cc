@@ -2,15 +2,14 @@
 
 #include <algorithm>
 
+#include "decode/exit_reason_codes.h"
+
 namespace exitscope {
 namespace {
 
-constexpr const char* kExitBeforeFirstEntryText =
-    "exits of a thread before its first entry in the trace (still paired)";
-
 // Exit reasons the resume check needs (the header says why). VMX: EXIT_REASON_* and
-// VMX_EXIT_REASONS_FAILED_VMENTRY, arch/x86/include/uapi/asm/vmx.h (basic reason in bits 15..0).
-constexpr uint32_t kVmxBasicMask = 0xffff;
+// VMX_EXIT_REASONS_FAILED_VMENTRY, arch/x86/include/uapi/asm/vmx.h (basic reason in bits 15..0:
+// kVmxBasicReasonMask, decode/exit_reason_codes.h).
 constexpr uint32_t kVmxFailedVmentry = 0x80000000;
 constexpr uint32_t kVmxTripleFault = 2, kVmxInitSignal = 3, kVmxSipiSignal = 4, kVmxTaskSwitch = 9;
 constexpr uint32_t kVmxHlt = 12, kVmxVmclear = 19, kVmxVmlaunch = 20, kVmxVmresume = 24, kVmxVmon = 27;
@@ -30,7 +29,7 @@ constexpr uint64_t kResetRip = 0xfff0, kSipiRip = 0;
 bool MovesRip(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {
     if (reason & kVmxFailedVmentry) return true;
-    switch (reason & kVmxBasicMask) {
+    switch (reason & kVmxBasicReasonMask) {
       case kVmxTripleFault: case kVmxInitSignal: case kVmxSipiSignal: case kVmxTaskSwitch:
       case kVmxVmlaunch: case kVmxVmresume: case kVmxInvalidState: case kVmxMsrLoadFail:
       case kVmxMceDuringVmentry: return true;

@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "decode/exit_reason_codes.h"
 #include "decode/msr_names.h"
 
 namespace exitscope {
@@ -20,7 +21,6 @@ constexpr uint32_t kVmxApicAccess = 44;
 constexpr uint32_t kVmxEoiInduced = 45;
 constexpr uint32_t kVmxEptViolation = 48;
 constexpr uint32_t kVmxApicWrite = 56;
-constexpr uint32_t kVmxBasicMask = 0xffff;
 // uapi vmx.h VMX_EXIT_REASONS_FAILED_VMENTRY: the qualification then describes the entry failure.
 constexpr uint32_t kVmxFailedVmentry = 0x80000000u;
 
@@ -168,7 +168,7 @@ void AddVector(Out* o, uint8_t type, uint32_t vector) {
 
 void DecodeVmx(const ExitSample& s, uint64_t gpa, Out* o) {
   const uint64_t q = s.info1;
-  switch (s.reason & kVmxBasicMask) {
+  switch (s.reason & kVmxBasicReasonMask) {
     case kVmxExceptionNmi:
     case kVmxExternalInterrupt:
       if (s.intr_info & kIntrInfoValid) {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
@@ -88,7 +89,6 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
   static constexpr uint32_t kVmxExitReasonFailedVmentry = 0x80000000u;
   static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
-  static constexpr uint32_t kVmxBasicMask = 0xffff;  // the basic exit reason, bits 15:0
   Tokens t(body);
   std::string_view tok, reason;
   bool have_rip = false;
@@ -120,7 +120,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
       uint32_t word = 0;
       if (tok == "FAILED_VMENTRY") flags |= kVmxExitReasonFailedVmentry;
       else if (tok == "SGX_ENCLAVE_MODE") flags |= kVmxExitReasonSgxEnclaveMode;
-      else if (tok.starts_with("0x") && Hex(tok, &word)) flags |= word & ~kVmxBasicMask;
+      else if (tok.starts_with("0x") && Hex(tok, &word)) flags |= word & ~kVmxBasicReasonMask;
       // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
       // "reason UNKNOWN (<full exit_reason in decimal>)" (plugin_kvm.c print_exit_reason).
       else if (reason == "UNKNOWN" && tok.size() > 2 && tok.front() == '(' && tok.back() == ')' &&
@@ -135,8 +135,8 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     // other lines are not SVM's (SVM codes carry no flag bits; unknown ones stay unknown).
     out->reason = *plugin_unknown;
     out->isa = isa_;
-    if (out->isa == Isa::kUnknown && (*plugin_unknown & ~kVmxBasicMask) &&
-        ExitReasonName(Isa::kVmx, *plugin_unknown & kVmxBasicMask).find("UNKNOWN") == std::string::npos) {
+    if (out->isa == Isa::kUnknown && (*plugin_unknown & ~kVmxBasicReasonMask) &&
+        ExitReasonName(Isa::kVmx, *plugin_unknown & kVmxBasicReasonMask).find("UNKNOWN") == std::string::npos) {
       out->isa = Isa::kVmx;
     }
     return true;
