@@ -7,20 +7,7 @@
 namespace exitscope {
 namespace {
 
-// Exit reasons the resume check needs (the header says why). VMX: EXIT_REASON_* and
-// VMX_EXIT_REASONS_FAILED_VMENTRY, arch/x86/include/uapi/asm/vmx.h (basic reason in bits 15..0:
-// kVmxBasicReasonMask, decode/exit_reason_codes.h).
-constexpr uint32_t kVmxFailedVmentry = 0x80000000;
-constexpr uint32_t kVmxTripleFault = 2, kVmxInitSignal = 3, kVmxSipiSignal = 4, kVmxTaskSwitch = 9;
-constexpr uint32_t kVmxHlt = 12, kVmxVmclear = 19, kVmxVmlaunch = 20, kVmxVmresume = 24, kVmxVmon = 27;
-constexpr uint32_t kVmxInvalidState = 33, kVmxMsrLoadFail = 34, kVmxMceDuringVmentry = 41;
-constexpr uint32_t kVmxInvept = 50, kVmxInvvpid = 53;
-// SVM: SVM_EXIT_*, arch/x86/include/uapi/asm/svm.h.
-constexpr uint32_t kSvmInit = 0x063, kSvmRsm = 0x073, kSvmHlt = 0x078, kSvmTaskSwitch = 0x07d;
-constexpr uint32_t kSvmShutdown = 0x07f, kSvmVmrun = 0x080, kSvmVmload = 0x082, kSvmClgi = 0x085;
-constexpr uint32_t kSvmVmgexit = 0x403;
-constexpr uint32_t kSvmErr = 0xffffffff;           // SVM_EXIT_ERR (-1): VMRUN failed
-constexpr uint32_t kSvmSevCodes = 0x80000000;      // SVM_VMGEXIT_* software exit codes
+// The exit reasons the resume check needs (the header says why) are decode/exit_reason_codes.h's.
 // Where kvm_vcpu_reset puts RIP (x86.c) and where a SIPI starts (CS:0, kvm_vcpu_deliver_sipi_vector).
 constexpr uint64_t kResetRip = 0xfff0, kSipiRip = 0;
 

@@ -11,18 +11,7 @@
 namespace exitscope {
 namespace {
 
-// arch/x86/include/uapi/asm/vmx.h EXIT_REASON_* (basic exit reason, bits 15:0).
-constexpr uint32_t kVmxExceptionNmi = 0;
-constexpr uint32_t kVmxExternalInterrupt = 1;
-constexpr uint32_t kVmxCrAccess = 28;
-constexpr uint32_t kVmxDrAccess = 29;
-constexpr uint32_t kVmxIoInstruction = 30;
-constexpr uint32_t kVmxApicAccess = 44;
-constexpr uint32_t kVmxEoiInduced = 45;
-constexpr uint32_t kVmxEptViolation = 48;
-constexpr uint32_t kVmxApicWrite = 56;
-// uapi vmx.h VMX_EXIT_REASONS_FAILED_VMENTRY: the qualification then describes the entry failure.
-constexpr uint32_t kVmxFailedVmentry = 0x80000000u;
+// Exit-reason codes (vmx.h EXIT_REASON_*, svm.h SVM_EXIT_*): decode/exit_reason_codes.h.
 
 // arch/x86/include/asm/vmx.h, interruption-information format (intr_info).
 constexpr uint32_t kIntrInfoVectorMask = 0xff;     // INTR_INFO_VECTOR_MASK, 7:0
@@ -58,16 +47,6 @@ constexpr uint64_t kEptAccWrite = 1u << 1;
 constexpr uint64_t kEptAccInstr = 1u << 2;
 constexpr uint64_t kEptProtMask = 0x38;
 
-// arch/x86/include/uapi/asm/svm.h SVM_EXIT_* codes.
-constexpr uint32_t kSvmReadCr0 = 0x000, kSvmWriteCr0 = 0x010;  // + CR number, to 0x00f / 0x01f
-constexpr uint32_t kSvmReadDr0 = 0x020, kSvmWriteDr0 = 0x030;  // + DR number, to 0x02f / 0x03f
-constexpr uint32_t kSvmExcp0 = 0x040;                           // + vector, to 0x05f
-constexpr uint32_t kSvmNmi = 0x061;
-constexpr uint32_t kSvmCr0SelWrite = 0x065;
-constexpr uint32_t kSvmIoio = 0x07b;
-constexpr uint32_t kSvmNpf = 0x400;
-constexpr uint32_t kSvmAvicIncompleteIpi = 0x401;
-constexpr uint32_t kSvmAvicUnaccelAccess = 0x402;
 // arch/x86/include/asm/svm.h SVM_IOIO_TYPE_MASK (1 = in), SVM_IOIO_STR_MASK, SVM_IOIO_REP_MASK,
 // SVM_IOIO_SIZE_MASK (one-hot SZ8/SZ16/SZ32 in 6:4); svm.c io_interception(): port = info1 >> 16.
 constexpr uint64_t kSvmIoIn = 0x1;
@@ -227,7 +206,7 @@ void DecodeSvm(const ExitSample& s, Out* o) {
     if (i1 & kPferrPresent) access |= kEptPresent;
     if (i1 & kPferrRsvd) access |= kEptReserved;
     o->Add(QualKind::kEpt, s.info2, access);
-  } else if (r == kSvmAvicUnaccelAccess) {
+  } else if (r == kSvmAvicUnaccelerated) {
     o->Add(QualKind::kApic, i1 & kAvicOffsetMask, ((i1 >> kAvicWriteShift) & 1) ? kApicTypeWrite : 0);
   } else if (r == kSvmAvicIncompleteIpi) {
     o->Add(QualKind::kApic, kApicIcr, kApicIncompleteIpi);

@@ -11,35 +11,68 @@
 namespace exitscope {
 
 inline constexpr uint32_t kVmxBasicReasonMask = 0xffff;  // vmx.h: bits 31..16 are flags
+// vmx.h VMX_EXIT_REASONS_FAILED_VMENTRY: the entry failed; the qualification describes that failure.
+inline constexpr uint32_t kVmxFailedVmentry = 0x80000000u;
 // vmx.h EXIT_REASON_*
+inline constexpr uint32_t kVmxExceptionNmi = 0;
 inline constexpr uint32_t kVmxExternalInterrupt = 1;
+inline constexpr uint32_t kVmxTripleFault = 2;
+inline constexpr uint32_t kVmxInitSignal = 3;
+inline constexpr uint32_t kVmxSipiSignal = 4;
+inline constexpr uint32_t kVmxTaskSwitch = 9;
 inline constexpr uint32_t kVmxCpuid = 10;
 inline constexpr uint32_t kVmxHlt = 12;
 inline constexpr uint32_t kVmxRdpmc = 15;
+inline constexpr uint32_t kVmxVmclear = 19;
+inline constexpr uint32_t kVmxVmlaunch = 20;
+inline constexpr uint32_t kVmxVmresume = 24;
+inline constexpr uint32_t kVmxVmon = 27;
+inline constexpr uint32_t kVmxCrAccess = 28;
 inline constexpr uint32_t kVmxDrAccess = 29;
 inline constexpr uint32_t kVmxIoInstruction = 30;
 inline constexpr uint32_t kVmxMsrRead = 31;
 inline constexpr uint32_t kVmxMsrWrite = 32;
+inline constexpr uint32_t kVmxInvalidState = 33;
+inline constexpr uint32_t kVmxMsrLoadFail = 34;
 inline constexpr uint32_t kVmxPauseInstruction = 40;
+inline constexpr uint32_t kVmxMceDuringVmentry = 41;
 inline constexpr uint32_t kVmxApicAccess = 44;
+inline constexpr uint32_t kVmxEoiInduced = 45;
 inline constexpr uint32_t kVmxEptViolation = 48;
 inline constexpr uint32_t kVmxEptMisconfig = 49;
+inline constexpr uint32_t kVmxInvept = 50;
 inline constexpr uint32_t kVmxPreemptionTimer = 52;
+inline constexpr uint32_t kVmxInvvpid = 53;
 inline constexpr uint32_t kVmxApicWrite = 56;
 // svm.h SVM_EXIT_*
+inline constexpr uint32_t kSvmReadCr0 = 0x000;   // .. 0x00f read_cr0..15
+inline constexpr uint32_t kSvmWriteCr0 = 0x010;  // .. 0x01f write_cr0..15
 inline constexpr uint32_t kSvmReadDr0 = 0x020;   // .. 0x02f read_dr0..15
 inline constexpr uint32_t kSvmWriteDr0 = 0x030;  // .. 0x03f write_dr0..15
 inline constexpr uint32_t kSvmDrCount = 16;
+inline constexpr uint32_t kSvmExcp0 = 0x040;     // .. 0x05f excp0..31 (+ vector)
 inline constexpr uint32_t kSvmIntr = 0x060;
+inline constexpr uint32_t kSvmNmi = 0x061;
+inline constexpr uint32_t kSvmInit = 0x063;
+inline constexpr uint32_t kSvmCr0SelWrite = 0x065;
 inline constexpr uint32_t kSvmRdpmc = 0x06f;
 inline constexpr uint32_t kSvmCpuid = 0x072;
+inline constexpr uint32_t kSvmRsm = 0x073;
 inline constexpr uint32_t kSvmPause = 0x077;
 inline constexpr uint32_t kSvmHlt = 0x078;
 inline constexpr uint32_t kSvmIoio = 0x07b;
 inline constexpr uint32_t kSvmMsr = 0x07c;
+inline constexpr uint32_t kSvmTaskSwitch = 0x07d;
+inline constexpr uint32_t kSvmShutdown = 0x07f;
+inline constexpr uint32_t kSvmVmrun = 0x080;
+inline constexpr uint32_t kSvmVmload = 0x082;
+inline constexpr uint32_t kSvmClgi = 0x085;
 inline constexpr uint32_t kSvmNpf = 0x400;
 inline constexpr uint32_t kSvmAvicIncompleteIpi = 0x401;
 inline constexpr uint32_t kSvmAvicUnaccelerated = 0x402;
+inline constexpr uint32_t kSvmVmgexit = 0x403;
+inline constexpr uint32_t kSvmErr = 0xffffffff;       // SVM_EXIT_ERR (-1): VMRUN failed
+inline constexpr uint32_t kSvmSevCodes = 0x80000000;  // SVM_VMGEXIT_* software exit codes from here
 
 // Exit causes by meaning, across ISAs; what rules and exit-site matching ask for.
 enum class ExitClass : uint8_t {

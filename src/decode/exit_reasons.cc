@@ -42,8 +42,8 @@ constexpr ReasonName kVmxReasons[] = {
     {77, "TDCALL", {}},             {84, "MSR_READ_IMM", {}},      {85, "MSR_WRITE_IMM", {}},
 };
 
-// VMX_EXIT_REASON_FLAGS (vmx.h): only FAILED_VMENTRY is named; other high bits print as hex.
-constexpr uint32_t kVmxFailedVmentry = 0x80000000;  // VMX_EXIT_REASONS_FAILED_VMENTRY
+// VMX_EXIT_REASON_FLAGS (vmx.h): only FAILED_VMENTRY (kVmxFailedVmentry, exit_reason_codes.h) is
+// named; other high bits print as hex.
 
 // arch/x86/include/uapi/asm/svm.h SVM_EXIT_REASONS (6.1 print fmt of kvm_exit, plus buslock 0x0a5 and
 // idle-halt 0x0a6 from 6.14+). Plugin names from libtraceevent plugins/plugin_kvm.c.

@@ -87,7 +87,6 @@ bool TextKvmParser::KindOnly(std::string_view, KvmEvent*) { return true; }
 // the plugin optionally adding "func+0xoff" after the rip.
 bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
-  static constexpr uint32_t kVmxExitReasonFailedVmentry = 0x80000000u;
   static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
   Tokens t(body);
   std::string_view tok, reason;
@@ -118,7 +117,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
       // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h): the
       // names of VMX_EXIT_REASON_FLAGS, then any other flag bits as one hex word ("0x8000000").
       uint32_t word = 0;
-      if (tok == "FAILED_VMENTRY") flags |= kVmxExitReasonFailedVmentry;
+      if (tok == "FAILED_VMENTRY") flags |= kVmxFailedVmentry;
       else if (tok == "SGX_ENCLAVE_MODE") flags |= kVmxExitReasonSgxEnclaveMode;
       else if (tok.starts_with("0x") && Hex(tok, &word)) flags |= word & ~kVmxBasicReasonMask;
       // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
