@@ -1,16 +1,14 @@
 // The one pipeline driver (issue 13): a KvmEventSource's events, in time order, go through one
-// ExitPairer to the exit sinks of a command (the report's aggregator, the RIP tracker, advise's
+// ExitPairer to the exit sink of a command (the report's aggregator, the RIP tracker, advise's
 // collector …), with one progress rule. Commands do not write their own event loop.
-// In: an opened source (any format; batches read in place), the sinks, where the pairer's diagnostics
-// go. Out: each sink's OnExitSample / OnUntimedExit calls, and what the run saw (ExitRun).
-// Assumption: sinks are cheap per exit; an event tap that wants every event (not only exits) costs a
+// In: an opened source (any format; batches read in place), the sink, where the pairer's diagnostics
+// go. Out: the sink's OnExitSample / OnUntimedExit calls, and what the run saw (ExitRun).
+// Assumption: the sink is cheap per exit; an event tap that wants every event (not only exits) costs a
 // virtual call per event and is for commands that need one.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
-#include <vector>
 
 #include "analysis/exit_pairer.h"
 #include "model/event_source.h"
@@ -25,21 +23,6 @@ class KvmEventTap {
  public:
   virtual ~KvmEventTap() = default;
   virtual void OnKvmEvent(const KvmEvent& event) = 0;
-};
-
-// Hands each exit to several sinks, in order.
-class ExitFanOut : public ExitSampleSink {
- public:
-  ExitFanOut(std::initializer_list<ExitSampleSink*> sinks) : sinks_(sinks) {}
-  void OnExitSample(const ExitSample& s) override {
-    for (ExitSampleSink* k : sinks_) k->OnExitSample(s);
-  }
-  void OnUntimedExit(const ExitSample& s) override {
-    for (ExitSampleSink* k : sinks_) k->OnUntimedExit(s);
-  }
-
- private:
-  std::vector<ExitSampleSink*> sinks_;
 };
 
 struct DriveOptions {

@@ -32,6 +32,4 @@ std::string FormatDuration(double v, TimeUnit unit) {
   return fmt::format("{:.3f}{}", v, u->name);
 }
 
-std::string FormatShare(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
-
 }  // namespace exitscope

@@ -1,4 +1,4 @@
-// The one way exitscope writes durations, rates and shares for people (issue 13: advise, top, the RIP
+// The one way exitscope writes durations for people (issue 13: advise, top, the RIP
 // view and report each had their own). In: a time in the trace's unit. Out: "850ns", "4.193ms",
 // "459.8us", "2.148s" — three or four significant digits and no space, as the report's tables always
 // printed them, so a number reads the same in every command; a time that is not in ns (TSC cycles,
@@ -34,7 +34,5 @@ std::string FormatDuration(double v, TimeUnit unit = TimeUnit::kNs);
 inline std::string FormatDuration(uint64_t v, TimeUnit unit = TimeUnit::kNs) {
   return FormatDuration(static_cast<double>(v), unit);
 }
-// "12.3%" of a fraction 0..1.
-std::string FormatShare(double fraction);
 
 }  // namespace exitscope
