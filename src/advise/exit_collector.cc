@@ -113,8 +113,10 @@ ExitProfile CollectExits(KvmEventSource* source) {
   ExitCollector c(&source->meta(), &source->diagnostics());
   DriveOptions drive;
   drive.tap = &c;
-  DriveExits(*source, &c, &source->diagnostics(), drive);
-  return c.Finish();  // its own pairer saw no event: only the profile is finished
+  ExitRun run = DriveExits(*source, &c, &source->diagnostics(), drive);
+  ExitProfile profile = c.Finish();  // its own pairer saw no event: only the profile is finished
+  profile.run = run;
+  return profile;
 }
 
 }  // namespace exitscope

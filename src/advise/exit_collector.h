@@ -74,6 +74,7 @@ struct ExitProfile {
   // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
   bool has_event[static_cast<int>(EventKind::kCount)] = {};
   std::map<int32_t, std::string> vm_names;  // tgid → comm
+  ExitRun run;  // what the driver saw (CollectExits), for the context block
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
   // Whether the trace would show a trip to the VMM: it has kvm_userspace_exit events, or KVM's
