@@ -7,6 +7,8 @@
 
 #include "kvmbench/bench_vm.h"
 
+#if defined(__x86_64__)
+
 namespace exitscope::kvmbench {
 namespace {
 
@@ -119,3 +121,14 @@ Result<BenchReport> RunBench(const BenchOptions& options) {
 }
 
 }  // namespace exitscope::kvmbench
+#else
+namespace exitscope::kvmbench {
+// The built-in guest and its VMM are x86-64 (guest_code.S, bench_vm.cc); an arm64 build reads and
+// reports traces but has no bench yet.
+Result<BenchReport> RunBench(const BenchOptions&) {
+  return MakeError(kExitUnavailable, "bench.unsupported-arch",
+                   "exitscope bench: this build has no built-in guest for its architecture",
+                   "the bench runs on x86-64 builds; on arm64, record a workload with `exitscope record`");
+}
+}  // namespace exitscope::kvmbench
+#endif  // __x86_64__

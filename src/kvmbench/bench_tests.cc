@@ -2,6 +2,9 @@
 
 #include "kvmbench/guest_abi.h"
 
+// The guest (guest_code.S) is x86-64 code: other builds have no tests (bench_runner.cc says why).
+#if defined(__x86_64__)
+
 // Symbols defined by guest_code.S.
 #define KVMBENCH_GUEST_SYMBOLS(name) \
   extern "C" const uint8_t kvmbench_test_##name[], kvmbench_rip_##name[];
@@ -99,3 +102,9 @@ std::span<const uint8_t> GuestCode() {
 uint64_t GuestMainAddress() { return GuestAddress(kvmbench_guest_main); }
 
 }  // namespace exitscope::kvmbench
+#else
+namespace exitscope::kvmbench {
+std::span<const BenchTest> BenchTests() { return {}; }
+const BenchTest* FindBenchTest(std::string_view) { return nullptr; }
+}  // namespace exitscope::kvmbench
+#endif  // __x86_64__
