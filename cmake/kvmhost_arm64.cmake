@@ -58,3 +58,7 @@ foreach(check dump_matches_text report_per_class)
   set_tests_properties(kvmhost_arm64_full.${check}.exitscope_record PROPERTIES LABELS kvmhost-arm64-full
                        TIMEOUT 120 FIXTURES_REQUIRED kvmhost_arm64_full ENVIRONMENT "${KVMHOST_ARM64_ENV}")
 endforeach()
+add_test(NAME kvmhost_arm64_full.failing_script_is_reported
+         COMMAND ${KVMHOST_ARM64_DIR}/tests/expect-failure.sh ${KVMHOST_ARM64_OUT}/failing)
+set_tests_properties(kvmhost_arm64_full.failing_script_is_reported PROPERTIES LABELS kvmhost-arm64-full
+                     TIMEOUT 600 RESOURCE_LOCK "kvmhost_qemu;kvmhost_arm64_cache" ENVIRONMENT "${KVMHOST_ARM64_ENV}")
