@@ -14,6 +14,7 @@ set -eu
 DIR=$1 ITER=$2
 mkdir -p "$DIR/formats"
 T=/sys/kernel/tracing
+phase() { echo "record-workload: $1 at uptime $(cut -d' ' -f1 /proc/uptime)" >&2; }
 alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
 for e in $T/events/kvm/*/; do n=${e%/}; n=${n##*/}; cat "$e/format" > "$DIR/formats/$n.format"; done
 cat $T/trace_clock > "$DIR/trace_clock.txt"
@@ -55,12 +56,15 @@ t1=$(cut -d' ' -f1 /proc/uptime)
 echo 0 > $I/tracing_on
 echo "workload_s=$(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }') rc=$rc" >> "$DIR/workload.txt"
 sleep 1
+phase "stopping the recorders"
 kill -INT $TC ${ES:+$ES}
 n=0
 while { alive $TC || { [ -n "$ES" ] && alive $ES; }; } && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
 wait $TC || true
 if [ -n "$ES" ]; then es_rc=0; wait $ES || es_rc=$?; echo $es_rc > "$DIR/exitscope-record.rc"; fi
+phase "recorders stopped"
 cat $I/trace > "$DIR/trace.txt"
+phase "text written"
 cat $I/per_cpu/cpu*/stats > "$DIR/oracle-ring-buffer-stats.txt"
 cat $T/per_cpu/cpu*/stats > "$DIR/trace-cmd-ring-buffer-stats.txt"
 echo 0 > $I/events/kvm/enable
