@@ -1,6 +1,6 @@
 #!/bin/sh
-# record-workload.sh DIR ITERATIONS — inside the arm64 kvmhost guest: ONE run of kvmexits-arm64
-# recorded at once by
+# record-workload.sh DIR CMD [ARGS...] — inside the arm64 kvmhost guest: ONE run of CMD (kvmexits-arm64
+# or exitscope bench; its stdout goes to DIR/workload.txt, its pid to DIR/workload.pid) recorded at once by
 #   - the kernel's own text: a tracefs instance "oracle" with every kvm event, its `trace` file read
 #     after the run (DIR/trace.txt; the oracle of tests/check_arm64.py),
 #   - `trace-cmd record -e kvm` (Debian's arm64 trace-cmd, top-level buffer: DIR/trace.dat), and
@@ -11,7 +11,7 @@
 # counts and KVM's stats), ring-buffer stats per buffer, the kvm event formats. (trace-cmd report
 # runs on the host: inside, under emulation, it took about a minute for this one run.)
 set -eu
-DIR=$1 ITER=$2
+DIR=$1; shift
 mkdir -p "$DIR/formats"
 T=/sys/kernel/tracing
 phase() { echo "record-workload: $1 at uptime $(cut -d' ' -f1 /proc/uptime)" >&2; }
@@ -51,10 +51,13 @@ echo "record-workload: recorders up after ${n}s (exitscope record: ${ES:-not on 
 echo 1 > $I/tracing_on
 rc=0
 t0=$(cut -d' ' -f1 /proc/uptime)
-kvmexits-arm64 "$ITER" 200 > "$DIR/workload.txt" 2> "$DIR/workload.err" || rc=$?
+"$@" > "$DIR/workload.txt" 2> "$DIR/workload.err" &
+W=$!
+echo "$W" > "$DIR/workload.pid"
+wait $W || rc=$?
 t1=$(cut -d' ' -f1 /proc/uptime)
 echo 0 > $I/tracing_on
-echo "workload_s=$(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }') rc=$rc" >> "$DIR/workload.txt"
+echo "workload_s=$(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }') rc=$rc" > "$DIR/workload.status"
 sleep 1
 phase "stopping the recorders"
 kill -INT $TC ${ES:+$ES}
@@ -70,6 +73,6 @@ cat $T/per_cpu/cpu*/stats > "$DIR/trace-cmd-ring-buffer-stats.txt"
 echo 0 > $I/events/kvm/enable
 rmdir $I
 echo 1 > $T/tracing_on
-cat "$DIR/workload.txt" "$DIR/workload.err"
+cat "$DIR/workload.status" "$DIR/workload.err"
 echo "record-workload: workload rc=$rc, $(grep -c ' kvm_exit: ' "$DIR/trace.txt") kvm_exit in the text" >&2
 exit $rc

@@ -16,7 +16,9 @@ Checks:
                     arm64 exit decoder: without it every exit is one UNKNOWN reason and this fails)
   peer_trace_cmd    Debian's trace-cmd report of trace.dat (on the host) has the text's kvm events
   record_clean      `exitscope record` exited 0 and reported no lost events
-  bench_unsupported the arm64 build's `exitscope bench` says it has no guest there (status 69)
+  bench_all_tests   the arm64 `exitscope bench`: every test ran, KVM's stats count its exit per iteration
+  bench_exits_by_pc a recorded `exitscope bench --iterations 50`: the text's kvm_exit of each test's
+                    class at its exiting instruction, once per iteration
 """
 import collections
 import json
@@ -73,10 +75,18 @@ def exit_class(fields):
     return name, ret, ec, pc
 
 
-def workload(guest):
-    """The VMM's START / RESULT counts and STAT lines (workload.txt)."""
+def workload(guest, rec="rec"):
+    """The VMM's START / RESULT counts and STAT lines (workload.txt), its pid and status."""
     w = {"stat": {}}
-    with open(os.path.join(guest, "rec", "workload.txt")) as f:
+    with open(os.path.join(guest, rec, "workload.pid")) as f:
+        w["pid"] = int(f.read())
+    with open(os.path.join(guest, rec, "workload.status")) as f:
+        for kv in f.read().split():
+            k, _, v = kv.partition("=")
+            w[k] = v
+    if rec != "rec":
+        return w
+    with open(os.path.join(guest, rec, "workload.txt")) as f:
         for line in f:
             words = line.split()
             if not words:
@@ -92,11 +102,11 @@ def workload(guest):
     return w
 
 
-def oracle(guest):
+def oracle(guest, rec="rec"):
     """Per-class kvm_exit counts of the workload's thread in the text, and that thread's events."""
-    w = workload(guest)
-    tid = int(w["tid"])
-    events = [e for e in text_events(os.path.join(guest, "rec", "trace.txt")) if e[0] == tid]
+    w = workload(guest, rec)
+    tid = int(w.get("tid", w["pid"]))  # single-threaded VMMs: the vCPU runs in the main thread
+    events = [e for e in text_events(os.path.join(guest, rec, "trace.txt")) if e[0] == tid]
     classes = collections.Counter(exit_class(f)[0] for _, ev, f in events if ev == "kvm_exit")
     return w, tid, events, classes
 
@@ -265,13 +275,76 @@ def check_record_clean(out):
     expect("lost events" not in err, f"exitscope record reported losses: {err.strip()[:300]}")
 
 
-def check_bench_unsupported(out):
+BENCH_TESTS = ["hvc", "sysreg_read", "mmio_user", "mmio_ioeventfd", "wfi"]
+# Per test: the class its exit has, the PC kvm_exit shows relative to the exiting instruction (an HVC
+# is taken with its return address, the next instruction; traps and aborts with their own), and
+# what KVM's stats must count per iteration.
+BENCH_EXPECT = {
+    "hvc": ("HVC64", 4, {"hvc_exit_stat": 1}),
+    "sysreg_read": ("SYS64", 0, {}),
+    "mmio_user": ("DABT_LOW", 0, {"mmio_exit_user": 1}),
+    "mmio_ioeventfd": ("DABT_LOW", 0, {"mmio_exit_kernel": 1}),
+    "wfi": ("WFx", 0, {}),
+}
+
+
+def bench_tests(path):
+    with open(path) as f:
+        return {t["name"]: t for t in json.load(f)["tests"]}
+
+
+def check_bench_all_tests(out):
     guest = os.path.join(out, "guest")
-    with open(os.path.join(guest, "bench.rc")) as f:
-        expect(f.read().strip() == "69", "arm64 exitscope bench: status is not 69")
-    with open(os.path.join(guest, "bench.err")) as f:
-        err = f.read()
-    expect("bench.unsupported-arch" in err, f"arm64 exitscope bench: no reason given: {err.strip()[:200]}")
+    with open(os.path.join(guest, "bench-list.txt")) as f:
+        listed = [l.split()[0] for l in f if l[:1].isalpha()]
+    expect(listed == BENCH_TESTS, f"bench --list: {listed}, want {BENCH_TESTS}")
+    tests = bench_tests(os.path.join(guest, "bench.json"))
+    expect(sorted(tests) == sorted(BENCH_TESTS), f"bench.json tests {sorted(tests)}")
+    with open(os.path.join(guest, "bench-table.txt")) as f:
+        table = f.read()
+    for name, t in tests.items():
+        print(f"{name}: {t.get('iterations')} iterations, {t.get('ns_per_iter', 0):.0f} ns/iter, "
+              f"exits {t.get('exits')}, stats {t.get('kvm_stats')}")
+        expect(t["status"] == "ok", f"{name}: status {t['status']} {t.get('skip_reason', '')}")
+        if t["status"] != "ok":
+            continue
+        n = t["iterations"]
+        expect(n > 0 and t["ns_per_iter"] > 0, f"{name}: {n} iterations, {t['ns_per_iter']} ns/iter")
+        expect(re.search(rf"^\s*{name}\s", table, re.M), f"bench table has no row {name}")
+        stats = t["kvm_stats"]
+        expect(t["exits"] is not None and t["exits"] >= (1 if name == "wfi" else n),
+               f"{name}: exits {t['exits']} for {n} iterations")
+        for stat, per in BENCH_EXPECT[name][2].items():
+            expect(stats.get(stat) == per * n, f"{name}: {stat} {stats.get(stat)}, want {per * n}")
+        want_user = n if name == "mmio_user" else 0
+        expect(t["userspace_exits"] == want_user, f"{name}: {t['userspace_exits']} exits to the VMM, want {want_user}")
+        if name == "mmio_ioeventfd":
+            expect(t["ioeventfd_signals"] == n, f"{name}: {t['ioeventfd_signals']} ioeventfd signals, want {n}")
+        if name == "wfi":
+            expect(0 < stats.get("wfi_exit_stat", 0) <= n, f"wfi: wfi_exit_stat {stats.get('wfi_exit_stat')}")
+
+
+def check_bench_exits_by_pc(out):
+    """The recorded fixed-iteration bench run: the text's kvm_exit at each test's exiting instruction."""
+    guest = os.path.join(out, "guest")
+    _, tid, events, _ = oracle(guest, "benchrec")
+    tests = bench_tests(os.path.join(guest, "benchrec", "workload.txt"))
+    at = collections.Counter()
+    for _, ev, f in events:
+        if ev == "kvm_exit":
+            name, _, _, pc = exit_class(f)
+            at[(pc, name)] += 1
+    for name in BENCH_TESTS:
+        t = tests[name]
+        cls, delta, _ = BENCH_EXPECT[name]
+        n, pc = t["iterations"], t["exit_rip"] + delta
+        got = at[(pc, cls)]
+        print(f"{name}: {got} {cls} exits at {pc:#x} for {n} iterations")
+        if name == "wfi":
+            expect(0 < got <= n and got == t["kvm_stats"]["wfi_exit_stat"],
+                   f"wfi: {got} WFx at {pc:#x}, wfi_exit_stat {t['kvm_stats']['wfi_exit_stat']}")
+        else:
+            expect(got == n, f"{name}: {got} {cls} exits at {pc:#x}, want {n}")
 
 
 def main():
@@ -284,7 +357,8 @@ def main():
         "report_per_class": lambda: check_report_per_class(out, name),
         "peer_trace_cmd": lambda: check_peer_trace_cmd(out),
         "record_clean": lambda: check_record_clean(out),
-        "bench_unsupported": lambda: check_bench_unsupported(out),
+        "bench_all_tests": lambda: check_bench_all_tests(out),
+        "bench_exits_by_pc": lambda: check_bench_exits_by_pc(out),
     }[check]()
     for f in failures:
         print("FAIL:", f)
