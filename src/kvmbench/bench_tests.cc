@@ -129,8 +129,9 @@ constexpr BenchTest kTests[] = {
      "DABT_LOW, userspace KVM_EXIT_MMIO", SAME(mmio_user), VmKind::kIrqchip, false, false},
     {"mmio_ioeventfd", "64-bit store to IPA 0x10002000, caught by a KVM_IOEVENTFD (MMIO bus)",
      "DABT_LOW, no userspace exit", SAME(mmio_ioeventfd), VmKind::kIrqchip, false, true},
-    {"wfi", "WFI with the guest's virtual timer due 50 us later (in-kernel vGICv3); a WFI whose "
-     "timer already fired may not trap", "WFx", SAME(wfi), VmKind::kIrqchip, false, false},
+    {"wfi", "WFI with the guest's virtual timer due 200 us later (in-kernel vGICv3), the wait "
+     "included; a WFI whose timer already fired does not trap", "WFx", SAME(wfi), VmKind::kIrqchip,
+     false, false},
 };
 
 }  // namespace
