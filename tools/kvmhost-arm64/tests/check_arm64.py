@@ -233,10 +233,15 @@ def check_report_per_class(out, name):
     exe = os.environ.get("EXITSCOPE_BIN", "exitscope")
     path = os.path.join(guest, "rec", name)
     p = subprocess.run([exe, "report", "--json", path], capture_output=True, text=True)
-    expect(p.returncode == 0, f"exitscope report --json {name}: status {p.returncode}: {p.stderr.strip()[:300]}")
-    if p.returncode != 0:
+    # 65 is PARTIAL: under emulation on a loaded host a vCPU thread can sit preempted for over 100 ms
+    # (pair.exit_across_silence); such exits are still counted, and the counts must match exactly.
+    expect(p.returncode in (0, 65), f"exitscope report --json {name}: status {p.returncode}: {p.stderr.strip()[:300]}")
+    if p.returncode not in (0, 65):
         return
     doc = json.loads(p.stdout)
+    if p.returncode == 65:
+        print(f"{name}: PARTIAL: " + ", ".join(f"{d.get('name', d)}={d.get('count', '')}" for d in doc.get("diagnostics", [])
+                                                 if isinstance(d, dict) and d.get("severity") == "data-loss"))
     got = collections.Counter()
     for group in doc["groups"]:
         for r in group["reasons"]:
