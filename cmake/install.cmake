@@ -55,11 +55,10 @@ set(CPACK_PACKAGE_NAME exitscope)
 set(CPACK_PACKAGE_VENDOR "exitscope")
 set(CPACK_PACKAGE_CONTACT "exitscope maintainers <exitscope@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "where KVM guests lose time to VM exits")
-set(CPACK_PACKAGE_DESCRIPTION
-    "exitscope reads KVM traces (trace-cmd trace.dat, perf.data, trace text) and reports VM exits per\n"
-    "reason, VM and vCPU with their handling time; it records and shows exits live, measures exit\n"
-    "costs, advises on known exit-cost patterns and exports live exit metrics to Prometheus\n"
-    "(exitscope.service).")
+set(CPACK_PACKAGE_DESCRIPTION "exitscope reads KVM traces (trace-cmd trace.dat, perf.data, trace text) \
+and reports VM exits per reason, VM and vCPU with their handling time; it records and shows exits \
+live, measures exit costs, advises on known exit-cost patterns and exports live exit metrics to \
+Prometheus (exitscope.service).")
 set(CPACK_SET_DESTDIR ON)  # /etc/default and the unit are absolute: stage them under DESTDIR
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_INSTALL_PREFIX /usr)
@@ -90,7 +89,11 @@ add_test(NAME install.destdir
          COMMAND sh ${INSTALL_TESTS}/destdir_test.sh ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
 add_test(NAME install.deb
          COMMAND sh ${INSTALL_TESTS}/deb_test.sh ${CMAKE_CURRENT_BINARY_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
-set_tests_properties(install.man_pages install.help_matches_man install.help_matches_man_self_test
+add_test(NAME install.capabilities
+         COMMAND sh ${INSTALL_TESTS}/capability_test.sh $<TARGET_FILE:exitscope>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/deploy/systemd/exitscope.service.in)
+set_tests_properties(install.capabilities PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(install.capabilities install.man_pages install.help_matches_man install.help_matches_man_self_test
                      install.bash_completion install.version install.destdir install.deb
                      PROPERTIES LABELS install TIMEOUT 300)
 # One dpkg at a time, and the package's files come from the same staging tree as DESTDIR's.
