@@ -9,6 +9,7 @@ that ctest reports as "(Skipped)" fails the run: a missing ../shared/traces is a
   hostkvm.*            this machine's /dev/kvm, tracefs with kvm events and root (record-bench.sh,
                        exit 77); the QEMU harness (label kvmhost) covers the same in CI
   LiveRecordTest.*     a writable tracefs (instances/) for `exitscope record`
+  install.capabilities the same, to record with the exporter unit's one capability
   RealKernelSymbols.*  a readable System.map or /proc/kallsyms with real addresses
 
 Usage: scripts/check_skips.py CTEST_OUTPUT   (ctest's stdout; exit 1 and one line per unexpected skip)
@@ -57,6 +58,7 @@ def no_kernel_symbols():
 EXPECTED = [
     (re.compile(r"^hostkvm\."), no_host_kvm),
     (re.compile(r"^LiveRecordTest\."), no_writable_tracefs),
+    (re.compile(r"^install\.capabilities$"), no_writable_tracefs),
     (re.compile(r"^RealKernelSymbols\."), no_kernel_symbols),
 ]
 

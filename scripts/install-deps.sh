@@ -12,6 +12,9 @@ build_pkgs=(
   clang libclang-rt-14-dev       # libFuzzer targets and ASan/UBSan
   trace-cmd linux-perf           # peers used as oracles by tests and benchmarks
   time python3                   # bench/compare_peers.sh: GNU time (peak RSS), perfdata_scale.py
+  # install tests (issue 20, cmake/install.cmake): the .deb's dependencies (dpkg-shlibdeps), man pages
+  # rendered with warnings on, the completions loaded, the exporter's unit checked
+  dpkg-dev binutils groff-base man-db bash-completion zsh systemd
 )
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip

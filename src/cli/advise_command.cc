@@ -31,23 +31,20 @@ constexpr char kHelp[] =
     "`-e kvm` (all kvm events) so MSR indexes, MMIO addresses and trips to the VMM are known;\n"
     "kvm_exit/kvm_entry alone still give the exit-reason patterns, and kvm_exit alone gives them by\n"
     "counts and rates (savings then unpriced, or priced from --bench). A PARTIAL trace (lost events)\n"
-    "lowers every confidence a step.\n\n"
-    "Examples:\n"
-    "  exitscope advise trace.dat\n"
-    "  exitscope bench --json > bench.json && exitscope advise --bench bench.json trace.dat\n\n"
-    "Exit status: 0 advice printed; 64 bad arguments; 65 the trace lost data (advice printed, PARTIAL)\n"
-    "or the bench file is not `exitscope bench --json` output; 66 a file cannot be opened.";
+    "lowers every confidence a step.";
 
 constexpr char kExamples[] =
     "Examples:\n"
     "  exitscope advise trace.dat                          # findings, most saving first\n"
     "  exitscope advise --json trace.dat | jq '.findings[0]'\n"
     "  exitscope advise --guest-kallsyms kallsyms.txt trace.dat   # guest functions in the evidence\n"
+    "  exitscope bench --json > bench.json && exitscope advise --bench bench.json trace.dat\n"
     "  trace-cmd report trace.dat > t.txt && exitscope advise t.txt   # text works too";
 
 constexpr char kExitStatus[] =
     "Exit status: 0 complete; 65 the trace lost events or holds malformed data (advice printed,\n"
-    "diagnostics on stderr) or is unreadable; 64 bad option; 66 input missing; 74 I/O error;\n"
+    "diagnostics on stderr), is unreadable, or the --bench file is not `exitscope bench --json`\n"
+    "output; 64 bad option; 66 input missing; 74 I/O error;\n"
     "77 permission denied.";
 
 }  // namespace

@@ -58,7 +58,8 @@ inline constexpr const char* kHelpPartial =
     "'PARTIAL RESULT: <what was lost>' and the diagnostics table lists every counter. Info counters\n"
     "(e.g. kvm_entry not recorded, exits open at the end of the trace) never make a result partial.";
 inline constexpr const char* kHelpLiveNeeds =
-    "Needs root (or CAP_SYS_ADMIN for tracefs), tracefs mounted, and the kvm module loaded.";
+    "Needs root (or CAP_DAC_OVERRIDE: tracefs is root's, mode 0700), tracefs mounted, and the kvm\n"
+    "module loaded.";
 
 // Entry points, one per subcommand file.
 int RunReportCommand(int argc, char** argv);
@@ -67,5 +68,6 @@ int RunRecordCommand(int argc, char** argv);
 int RunTopCommand(int argc, char** argv);
 int RunBenchCommand(int argc, char** argv);
 int RunAdviseCommand(int argc, char** argv);
+int RunCleanupCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -1,6 +1,7 @@
 #include "cli/filter_options.h"
 
 #include "cli/command.h"
+#include "cli/help_export.h"
 
 #include <charconv>
 #include <cmath>
@@ -139,7 +140,9 @@ Result<uint64_t> ParseCount(std::string_view option, const std::string& text, ui
 }
 
 int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e) {
-  if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+  if (e.get_exit_code() == 0) {  // --help, --version; `exitscope --help-export` takes the App instead
+    return RecordHelpExport(app) ? 0 : app.exit(e);
+  }
   // The option CLI11 names in its message ("Could not convert: --threads = -1"), longest name first.
   const CLI::Option* named = nullptr;
   size_t best = 0;

@@ -49,7 +49,8 @@ Result<uint64_t> ParseCount(std::string_view option, const std::string& text, ui
                             std::string_view meaning);
 // What a command returns when CLI11 refuses its argv: --help/--version print and give 0; anything
 // else is "error: <CLI11's words> [cli.bad-option]" with the option's own help line as the hint
-// (it names the valid values), and 64.
+// (it names the valid values), and 64. Under `exitscope --help-export` --help records the App
+// for the man pages and completions instead (cli/help_export.h).
 int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e);
 
 }  // namespace exitscope

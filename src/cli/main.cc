@@ -3,23 +3,27 @@
 #include <cstring>
 #include <string>
 
+#include "cli/build_info.h"
 #include "cli/command.h"
+#include "cli/help_export.h"
 
 namespace {
 
+// exitscope(1) is generated from these and the command table (cli/help_export.h): keep them here only.
+constexpr const char* kSummary = "where your KVM guests lose time to VM exits";
+constexpr const char* kDescription =
+    "`exitscope <command> --help` teaches each command.\n"
+    "Inputs: trace.dat (trace-cmd record -e kvm), perf.data (perf record -e 'kvm:*'),\n"
+    "and text from trace-cmd report, perf script or the kernel's trace file.";
+
 void PrintUsage(FILE* out) {
-  std::fprintf(out,
-               "exitscope %s — where your KVM guests lose time to VM exits\n\n"
-               "usage: exitscope <command> [options] [FILE]\n\ncommands:\n",
-               EXITSCOPE_VERSION);
+  std::fprintf(out, "exitscope %s — %s\n\nusage: exitscope <command> [options] [FILE]\n\ncommands:\n",
+               EXITSCOPE_VERSION, kSummary);
   for (const auto& c : exitscope::Commands()) {
     std::fprintf(out, "  %-8s %.*s\n", std::string(c.name).c_str(), static_cast<int>(c.summary.size()),
                  c.summary.data());
   }
-  std::fprintf(out,
-               "\n`exitscope <command> --help` teaches each command.\n"
-               "Inputs: trace.dat (trace-cmd record -e kvm), perf.data (perf record -e 'kvm:*'),\n"
-               "and text from trace-cmd report, perf script or the kernel's trace file.\n");
+  std::fprintf(out, "\n%s\n\n%s", kDescription, exitscope::ExitStatusText().c_str());
 }
 
 }  // namespace
@@ -31,9 +35,11 @@ int main(int argc, char** argv) {
     return argc < 2 ? exitscope::kExitUsage : 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::printf("exitscope %s\n", EXITSCOPE_VERSION);
+    const char* build = exitscope::BuildId();
+    std::printf("exitscope %s%s%s%s\n", EXITSCOPE_VERSION, *build ? " (build " : "", build, *build ? ")" : "");
     return 0;
   }
+  if (!std::strcmp(argv[1], "--help-export")) return exitscope::RunHelpExport(kSummary, kDescription);
   for (const auto& c : exitscope::Commands()) {
     if (c.name == argv[1]) {
       std::string self = std::string("exitscope ") + argv[1];

@@ -28,7 +28,7 @@ Error PermissionOrIo(const std::string& what, const std::string& path) {
   bool perm = errno == EACCES || errno == EPERM;
   return MakeError(perm ? kExitNoPerm : kExitIoErr, perm ? "live.no-permission" : "live.tracefs-io",
                    what + " " + path + ": " + std::strerror(errno),
-                   perm ? "live tracing needs root (or CAP_SYS_ADMIN and access to tracefs): run "
+                   perm ? "live tracing needs root (or CAP_DAC_OVERRIDE: tracefs is root's, mode 0700): run "
                           "with sudo"
                         : "");
 }
@@ -45,6 +45,10 @@ std::vector<std::string> ListDir(const std::string& dir) {
 }
 
 bool PidAlive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// With the effective credentials: access(2) checks the real uid and drops capabilities, so a
+// service holding only CAP_DAC_OVERRIDE (deploy/systemd) would find no event under tracefs's 0700.
+bool Exists(const std::string& path) { return ::faccessat(AT_FDCWD, path.c_str(), F_OK, AT_EACCESS) == 0; }
 
 int KernelMakeInstance(const char* path) { return ::mkdir(path, 0750); }
 int KernelRemoveInstance(const char* path) { return ::rmdir(path); }
@@ -204,7 +208,7 @@ Status TracefsInstance::EnableEvents(const std::vector<std::string>& events, boo
     } else {
       names.push_back(name);
     }
-    if (names.empty() || ::access(sysdir.c_str(), F_OK) != 0) {
+    if (names.empty() || !Exists(sysdir)) {
       if (system == "kvm") {
         return MakeError(kExitUnavailable, "live.no-kvm-events",
                          "this kernel has no kvm trace events (" + sysdir + " is missing)",
@@ -215,7 +219,7 @@ Status TracefsInstance::EnableEvents(const std::vector<std::string>& events, boo
     }
     for (const auto& n : names) {
       std::string rel = "events/" + system + "/" + n;
-      if (::access((dir_ + "/" + rel).c_str(), F_OK) != 0) {
+      if (!Exists(dir_ + "/" + rel)) {
         if (skip_missing) continue;
         return MakeError(kExitUsage, "live.no-such-event", "no trace event " + system + ":" + n,
                          "list them: ls " + tracefs_ + "/events/" + system);
