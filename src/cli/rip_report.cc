@@ -10,6 +10,7 @@
 #include "decode/exit_reasons.h"
 #include "pipeline/tracedat_slices.h"
 #include "pipeline/input_detector.h"
+#include "report/text_reporter.h"
 
 namespace exitscope {
 namespace {
@@ -34,6 +35,11 @@ Status ResolveGuestSymbolArgs(GuestSymbolArgs* args) {
   } catch (...) {
     return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is not a hex number",
                      "e.g. --guest-kaslr-slide 0x1e600000");
+  }
+  // KASLR moves the kernel up from where it was linked, never down.
+  if (args->options.slide < 0) {
+    return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is negative",
+                     "the slide is how far KASLR moved the kernel up, e.g. --guest-kaslr-slide 0x1e600000");
   }
   return Status::Ok();
 }
@@ -87,6 +93,8 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
     }
   }
   if (req.table && args.folded != "-") {
+    // The first line says what was lost, as `report` does (JSON carries the diagnostics).
+    if (!req.json && src.diagnostics().HasDataLoss()) WriteStdout(RenderPartialLine(src.diagnostics().NonZero()));
     std::string out = req.json ? tracker.RenderJson(symbols, top, req.path) : tracker.RenderText(symbols, top, req.path);
     WriteStdout(out);
   }
