@@ -146,7 +146,14 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
   // Each entry is a struct perf_file_attr: perf_event_attr, then a perf_file_section locating its
   // ids; the header's attr_size counts both.
   const std::string hint = "the file is damaged; `perf report --header-only -i FILE` shows whether perf reads it";
-  if (attr_size < pd::kAttrMinSize + 16 || offset > bytes.size() || size > bytes.size() - offset) {
+  if (offset > bytes.size() || size > bytes.size() - offset) {
+    return MakeError(kExitDataErr, "perfdata.truncated",
+                     "'" + input_->path() + "' is " + std::to_string(bytes.size()) +
+                         " bytes and ends inside its attrs section (bytes " + std::to_string(offset) + " to " +
+                         std::to_string(offset + size) + ")",
+                     "the file was cut short (perf killed, partial copy); record or copy it again");
+  }
+  if (attr_size < pd::kAttrMinSize + 16) {
     return MakeError(kExitDataErr, "perfdata.bad-attrs", "'" + input_->path() + "' has a damaged attrs section", hint);
   }
   uint64_t attr_bytes = attr_size - 16;
