@@ -18,8 +18,16 @@ harness_pkgs=(
   python3 bc                     # kvmhost checks (tools/kvmhost/tests/check_suite.py), timings
   procps                         # pgrep: run.sh stops QEMU under timeout(1)
 )
+# The arm64 KVM host (tools/kvmhost-arm64/, label kvmhost-arm64): QEMU's aarch64 system emulator and
+# Debian's arm64 cross toolchain (exitscope and the guest VMM are cross-built for the inner host).
+# The arm64 kernel, busybox, trace-cmd and the libraries exitscope links are arm64 .debs fetched by
+# tools/kvmhost-arm64/arm64-debs.sh through a private APT configuration (the host's dpkg is untouched).
+harness_arm64_pkgs=(
+  qemu-system-arm crossbuild-essential-arm64 file
+  debian-archive-keyring         # Signed-By of the private arm64 APT sources
+)
 pkgs=("${build_pkgs[@]}")
-[ "${1:-}" = "--build" ] || pkgs+=("${harness_pkgs[@]}")
+[ "${1:-}" = "--build" ] || pkgs+=("${harness_pkgs[@]}" "${harness_arm64_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,8 +2,9 @@
 // real trace takes): each pattern is recognised with the saving its rule promises, and a stream
 // without the pattern is not flagged.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
-#include "advise/advice_reporter.h"
+#include "report/advice_reporter.h"
 #include "advise/advisor.h"
 #include "advise/exit_collector.h"
 
@@ -210,8 +211,13 @@ TEST(AdviseRules, CpuidLoopFlagsNothing) {
   Advice a = s.Run();
   EXPECT_TRUE(a.findings.empty()) << RenderAdviceText(a, "synthetic");
   EXPECT_EQ(a.not_flagged.size(), AdviseRules().size());
-  auto j = RenderAdviceJson(a, "synthetic");
-  EXPECT_NE(j.find("\"schema_version\": 2"), std::string::npos);
+  ReportContext context;
+  context.source = "synthetic";
+  auto j = nlohmann::json::parse(RenderAdviceJson(a, context, {}));
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["tool"], "exitscope");
+  EXPECT_EQ(j["context"]["source"], "synthetic");
+  EXPECT_TRUE(j["diagnostics"].empty());
 }
 
 TEST(AdviseRules, PartialTraceLowersConfidenceAStep) {

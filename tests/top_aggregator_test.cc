@@ -7,6 +7,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "analysis/top_aggregator.h"
+#include "report/top_reporter.h"
 #include "model/event_source.h"
 #include "pipeline/input_detector.h"
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/json_schema.h"
-#include "kvmbench/bench_reporter.h"
+#include "kvmbench/bench_results.h"
 
 namespace exitscope {
 namespace {

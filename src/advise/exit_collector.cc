@@ -70,15 +70,9 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
     x.apic_write = it->second.write;
     x.apic_reg = it->second.reg;
   }
-  auto tg = meta_->tgid_by_tid.find(s.tid);
-  x.vm = tg != meta_->tgid_by_tid.end() ? tg->second : -1;
-  for (const auto& g : meta_->guests) {
-    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) {
-      if (tid != s.tid) continue;
-      if (x.vm < 0) x.vm = static_cast<int32_t>(g.trace_id);
-      if (x.vcpu < 0) x.vcpu = vcpu;
-    }
-  }
+  // The one thread -> VM / vCPU identity (analysis/vm_grouper.h), as report --by vm / --vcpu read it.
+  x.vm = vms_.VmId(s.tid);
+  if (auto v = vms_.VcpuIndex(s.tid, s.vcpu_id)) x.vcpu = *v;
   if (timed) {
     ++profile_.timed_exits;
     profile_.total_exit_ns += x.handling_ns;
@@ -94,7 +88,6 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
 ExitProfile ExitCollector::Finish() {
   pairer_.Finish();
   if (diagnostics_) MarkPartial(*diagnostics_, &profile_);
-  for (const auto& [tid, comm] : meta_->comm_by_tid) profile_.vm_names[tid] = comm;
   // Samples arrive at entry time; rules walk exits in the order they happened.
   std::stable_sort(profile_.exits.begin(), profile_.exits.end(),
                    [](const AdvisedExit& a, const AdvisedExit& b) { return a.ts_ns < b.ts_ns; });
@@ -113,8 +106,10 @@ ExitProfile CollectExits(KvmEventSource* source) {
   ExitCollector c(&source->meta(), &source->diagnostics());
   DriveOptions drive;
   drive.tap = &c;
-  DriveExits(*source, &c, &source->diagnostics(), drive);
-  return c.Finish();  // its own pairer saw no event: only the profile is finished
+  ExitRun run = DriveExits(*source, &c, &source->diagnostics(), drive);
+  ExitProfile profile = c.Finish();  // its own pairer saw no event: only the profile is finished
+  profile.run = run;
+  return profile;
 }
 
 }  // namespace exitscope

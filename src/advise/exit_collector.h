@@ -17,6 +17,7 @@
 #include "decode/exit_reason_codes.h"
 #include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
+#include "analysis/vm_grouper.h"
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
 #include "model/trace_meta.h"
@@ -29,7 +30,7 @@ struct AdvisedExit {
   bool timed = true;         // paired with its kvm_entry; untimed exits have dur_ns = handling_ns = 0
   uint64_t dur_ns = 0;       // kvm_exit → next kvm_entry on the same thread (HLT: the sleep's length)
   uint64_t handling_ns = 0;  // dur_ns minus the time the vCPU was blocked: what costs and shares use
-  int32_t vm = -1;           // VMM process (tgid) when known
+  int64_t vm = -1;           // VM id (analysis/vm_grouper.h VmId: the VMM process when known)
   int32_t tid = -1;          // host vCPU thread
   int32_t vcpu = -1;
   int32_t cpu = -1;
@@ -73,7 +74,7 @@ struct ExitProfile {
   std::vector<std::string> partial_counters;
   // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
   bool has_event[static_cast<int>(EventKind::kCount)] = {};
-  std::map<int32_t, std::string> vm_names;  // tgid → comm
+  ExitRun run;  // what the driver saw (CollectExits), for the context block
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
   // Whether the trace would show a trip to the VMM: it has kvm_userspace_exit events, or KVM's
@@ -95,7 +96,7 @@ struct ExitProfile {
 class ExitCollector : public ExitSampleSink, public KvmEventTap {
  public:
   ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
-      : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this) {}
+      : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this), vms_(*meta) {}
   void Add(const KvmEvent& e) {
     OnKvmEvent(e);
     pairer_.OnEvent(e);
@@ -115,6 +116,7 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
   const TraceMeta* meta_;
   const Diagnostics* diagnostics_;
   ExitPairer pairer_;
+  VmGrouper vms_;
   std::unordered_map<int32_t, ApicAccess> apic_;
   ExitProfile profile_;
 };

@@ -6,7 +6,6 @@
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
-namespace {
 
 std::string FilterSummary(const ReportOptions& o, Isa isa) {
   std::string s;
@@ -29,19 +28,8 @@ std::string FilterSummary(const ReportOptions& o, Isa isa) {
   return s;
 }
 
-}  // namespace
-
-Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress) {
-  const TraceMeta& meta = source.meta();
-  Diagnostics pair_diag;
-  ExitAggregator aggregator(meta, options);
-  DriveOptions drive;
-  drive.progress = progress;
-  drive.on_start = [&](uint64_t first_ts_ns) { aggregator.SetOrigin(first_ts_ns); };
-  ExitRun run = DriveExits(source, &aggregator, &pair_diag, drive);
-
-  Report report;
-  ReportContext& c = report.context;
+ReportContext BuildContext(const TraceMeta& meta, const ExitRun& run) {
+  ReportContext c;
   c.source = meta.source_path;
   c.format = meta.source_format;
   c.kernel = meta.kernel;
@@ -59,7 +47,21 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   c.last_ts_ns = last_ts;
   c.time_unit = meta.time_unit;
   c.clock_notes = meta.clock_notes;
-  c.filters = FilterSummary(options, run.isa_seen);
+  return c;
+}
+
+Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress) {
+  const TraceMeta& meta = source.meta();
+  Diagnostics pair_diag;
+  ExitAggregator aggregator(meta, options);
+  DriveOptions drive;
+  drive.progress = progress;
+  drive.on_start = [&](uint64_t first_ts_ns) { aggregator.SetOrigin(first_ts_ns); };
+  ExitRun run = DriveExits(source, &aggregator, &pair_diag, drive);
+
+  Report report;
+  report.context = BuildContext(meta, run);
+  report.context.filters = FilterSummary(options, run.isa_seen);
 
   report.totals.events = run.events;
   // Records that are not kvm events (the decoder and text reader count them): with the kvm events they

@@ -13,6 +13,13 @@
 
 namespace exitscope {
 
+// The context block of every output that reads a trace (report, --by rip, advise): the source, its
+// clock and span over every record; vms / vcpu_threads and filters are the caller's.
+// The context block's "filters": what --pid/--vcpu/--reason/--from/--to selected, in words.
+std::string FilterSummary(const ReportOptions& options, Isa isa);
+
+ReportContext BuildContext(const TraceMeta& meta, const ExitRun& run);
+
 Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress = {});
 
 }  // namespace exitscope

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
-#include "base/json_schema.h"
 #include "base/units.h"
 #include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
@@ -23,18 +21,18 @@ std::vector<std::pair<typename Map::key_type, RipStat>> ByTime(const Map& m) {
   return v;
 }
 
-// The symbol column: "-" when nothing names the RIP (no symbols, user space, outside the table).
-std::string SymbolColumn(const GuestSymbolizer& symbols, uint64_t rip) {
-  std::string name = symbols.Name(rip);
-  return name == fmt::format("{:#x}", rip) ? "-" : name;
-}
 
 }  // namespace
 
 void RipTracker::OnExitSample(const ExitSample& s) {
   Isa isa = s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint;
   if (filter_.reason && !filter_.reason->Matches(s.isa, s.reason)) return;
-  if (filter_.vcpu && *filter_.vcpu != s.vcpu_id) return;
+  // The vCPU index as report --vcpu reads it: kvm_entry's vcpu_id, else the GUEST option's.
+  if (filter_.vcpu && vms_.VcpuIndex(s.tid, s.vcpu_id) != *filter_.vcpu) return;
+  if (filter_.from_s || filter_.to_s) {
+    double t_s = static_cast<double>(s.ts_ns - std::min(s.ts_ns, origin_ns_)) * 1e-9;
+    if ((filter_.from_s && t_s < *filter_.from_s) || (filter_.to_s && t_s >= *filter_.to_s)) return;
+  }
   if (filter_.pid) {
     if (s.tid != *filter_.pid && vms_.VmId(s.tid) != *filter_.pid) return;
   }
@@ -65,58 +63,42 @@ std::string RipTracker::VcpuLabel(int32_t tid, int32_t vcpu) const {
   return index ? fmt::format("vcpu{}", *index) : fmt::format("tid-{}", tid);
 }
 
-std::string RipTracker::RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
-  const TimeUnit u = meta_.time_unit;
-  std::string out = fmt::format("exitscope report --by rip: {}\n", source);
-  for (const auto& note : meta_.clock_notes) out += fmt::format("warning: {}\n", note);
-  out += fmt::format("{} timed exits, {} of exit time\n{}\n", exits_, FormatDuration(time_ns_, u), symbols.Describe());
-  for (const auto& [key, total] : ByTime(reason_totals_)) {
-    const auto& rips = by_reason_.at(key);
-    out += fmt::format("\n{} — {} exits, {} ({:.1f}% of exit time), {} distinct RIPs\n",
-                       ExitReasonName(key.first, key.second), total.exits, FormatDuration(total.time_ns, u),
-                       time_ns_ ? 100.0 * total.time_ns / time_ns_ : 0.0, rips.size());
-    out += fmt::format("  {:>9} {:>8} {:>11} {:>10}  {:<6} {:<18}  {}\n", "EXITS", "%REASON", "TIME", "MEAN", "SPACE",
-                       "RIP", "SYMBOL");
-    size_t n = 0;
-    for (const auto& [rip, st] : ByTime(rips)) {
-      if (top && n++ == top) break;
-      out += fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits,
-                         100.0 * st.exits / total.exits, FormatDuration(st.time_ns, u), FormatDuration(st.time_ns / st.exits, u),
-                         GuestSymbolizer::Space(rip), fmt::format("{:#x}", rip), SymbolColumn(symbols, rip));
-    }
+std::vector<std::string> RipTracker::VmLabels() const {
+  std::vector<int32_t> tids;
+  for (const auto& [k, st] : by_thread_) {
+    if (tids.empty() || tids.back() != std::get<0>(k)) tids.push_back(std::get<0>(k));
   }
-  return out;
+  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+  return vms_.Labels(tids);
 }
 
-std::string RipTracker::RenderJson(const GuestSymbolizer& symbols, size_t top, const std::string& source) const {
-  nlohmann::ordered_json j;
-  TagSchema(&j, "rip", 1);
-  j["kind"] = "exitscope.report.rip";
-  j["source"] = source;
-  j["symbols"] = symbols.Describe();
-  j["kaslr_slide"] = symbols.slide().slide;
-  j["exits"] = exits_;
-  j["time_ns"] = time_ns_;
-  j["time_unit"] = TimeUnitName(meta_.time_unit);  // of every *_ns value
-  j["reasons"] = nlohmann::ordered_json::array();
+size_t RipTracker::Threads() const {
+  std::vector<int32_t> tids;
+  for (const auto& [k, st] : by_thread_) tids.push_back(std::get<0>(k));
+  std::sort(tids.begin(), tids.end());
+  return std::unique(tids.begin(), tids.end()) - tids.begin();
+}
+
+RipSummary RipTracker::Summarize(const GuestSymbolizer& symbols, size_t top) const {
+  RipSummary out;
+  out.exits = exits_;
+  out.time_ns = time_ns_;
+  out.time_unit = meta_.time_unit;
+  out.clock_notes = meta_.clock_notes;
+  out.symbols = symbols.Describe();
+  out.kaslr_slide = symbols.slide().slide;
   for (const auto& [key, total] : ByTime(reason_totals_)) {
-    nlohmann::ordered_json r = {{"reason", ExitReasonName(key.first, key.second)},
-                                {"isa", IsaName(key.first)},
-                                {"exits", total.exits},
-                                {"time_ns", total.time_ns}};
-    r["rips"] = nlohmann::ordered_json::array();
-    size_t n = 0;
-    for (const auto& [rip, st] : ByTime(by_reason_.at(key))) {
-      if (top && n++ == top) break;
-      r["rips"].push_back({{"rip", fmt::format("{:#x}", rip)},
-                           {"symbol", symbols.Name(rip)},
-                           {"space", GuestSymbolizer::Space(rip)},
-                           {"exits", st.exits},
-                           {"time_ns", st.time_ns}});
+    const auto& rips = by_reason_.at(key);
+    RipReason r{key.first, key.second, ExitReasonName(key.first, key.second), total, rips.size(), {}};
+    for (const auto& [rip, st] : ByTime(rips)) {
+      if (top && r.rips.size() == top) break;
+      std::string name = symbols.Name(rip);
+      bool named = name != fmt::format("{:#x}", rip);
+      r.rips.push_back({rip, std::move(name), named, std::string(GuestSymbolizer::Space(rip)), st});
     }
-    j["reasons"].push_back(std::move(r));
+    out.reasons.push_back(std::move(r));
   }
-  return j.dump(2) + "\n";
+  return out;
 }
 
 std::string RipTracker::RenderFolded(const GuestSymbolizer& symbols) const {

@@ -1,7 +1,7 @@
 // Guest RIP attribution: which guest code triggers which exits. Collates timed exits by (reason, guest
 // RIP) for `report --by rip`, and by (VM, vCPU, reason, RIP) for flame-graph folded stacks.
 // In: ExitSamples from analysis/exit_pairer. Out: top RIPs per reason and folded lines, named through
-// a GuestSymbolizer (func+0xoff when guest symbols are given, hex otherwise).
+// a GuestSymbolizer (func+0xoff when guest symbols are given, hex otherwise); rendered in report/.
 // Assumption: distinct RIPs per trace are few (exit sites), so exact maps are fine.
 #pragma once
 
@@ -24,22 +24,52 @@ struct RipStat {
   uint64_t exits = 0, time_ns = 0;
 };
 
+// The `report --by rip` result, format-neutral (rendered by report/rip_reporter.h): per reason, most
+// time first, its top RIPs named through the symbolizer.
+struct RipRow {
+  uint64_t rip = 0;
+  std::string symbol;  // func+0xoff, or the hex RIP when nothing names it
+  bool named = false;  // a symbol table named it
+  std::string space;   // "kernel" / "user"
+  RipStat stat;
+};
+struct RipReason {
+  Isa isa = Isa::kUnknown;
+  uint32_t reason = 0;
+  std::string name;
+  RipStat total;
+  size_t distinct_rips = 0;
+  std::vector<RipRow> rips;  // the top ones
+};
+struct RipSummary {
+  uint64_t exits = 0, time_ns = 0;
+  TimeUnit time_unit = TimeUnit::kNs;
+  std::vector<std::string> clock_notes;
+  std::string symbols;  // what named the RIPs (GuestSymbolizer::Describe)
+  int64_t kaslr_slide = 0;
+  std::vector<RipReason> reasons;
+};
+
 struct RipFilter {
   std::optional<int32_t> pid;      // VM process or vCPU thread
   std::optional<int32_t> vcpu;
   std::optional<ReasonCodes> reason;  // --reason in each ISA (decode/exit_reasons.h)
+  std::optional<double> from_s, to_s;  // window in seconds from the first event, as report's
 };
 
 class RipTracker : public ExitSampleSink {
  public:
   RipTracker(const TraceMeta& meta, RipFilter filter) : meta_(meta), vms_(meta), filter_(filter) {}
   void OnExitSample(const ExitSample& s) override;
+  void SetOrigin(uint64_t first_ts_ns) { origin_ns_ = first_ts_ns; }
 
   // Exit RIPs with their class, for KASLR slide inference (one per distinct reason/RIP).
   std::vector<SiteRip> SiteRips() const;
-  // Text table: per reason (most time first), its top RIPs.
-  std::string RenderText(const GuestSymbolizer& symbols, size_t top, const std::string& source) const;
-  std::string RenderJson(const GuestSymbolizer& symbols, size_t top, const std::string& source) const;
+  // Per reason (most time first), its `top` RIPs (0: all).
+  RipSummary Summarize(const GuestSymbolizer& symbols, size_t top) const;
+  // Labels of the VMs whose exits were kept, and how many vCPU threads (the context block's).
+  std::vector<std::string> VmLabels() const;
+  size_t Threads() const;
   // "vm;vcpu;reason;function count" lines (Brendan Gregg's folded format), sorted.
   std::string RenderFolded(const GuestSymbolizer& symbols) const;
 
@@ -55,6 +85,7 @@ class RipTracker : public ExitSampleSink {
   std::map<ReasonKey, RipStat> reason_totals_;
   std::map<std::tuple<int32_t, int32_t, ReasonKey, uint64_t>, RipStat> by_thread_;  // tid, vcpu, reason, rip
   uint64_t exits_ = 0, time_ns_ = 0;
+  uint64_t origin_ns_ = 0;
 };
 
 }  // namespace exitscope

@@ -4,10 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
-#include "base/json_schema.h"
-#include "base/units.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
@@ -42,20 +39,6 @@ void SortRows(std::vector<TopRow>* rows, size_t max_rows) {
     return a.exits != b.exits ? a.exits > b.exits : a.label < b.label;
   });
   if (max_rows && rows->size() > max_rows) rows->resize(max_rows);
-}
-
-nlohmann::json RowsJson(const std::vector<TopRow>& rows, const char* key) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json o = {{key, r.label},        {"exits", r.exits},   {"exits_per_s", r.exits_per_s},
-                        {"p50_ns", r.p50_ns},  {"p90_ns", r.p90_ns}, {"p99_ns", r.p99_ns},
-                        {"max_ns", r.max_ns},  {"total_ns", r.total_ns}};
-    if (r.pid >= 0) o["pid"] = r.pid;
-    if (r.tid >= 0) o["tid"] = r.tid;
-    if (r.vcpu >= 0) o["vcpu"] = r.vcpu;
-    a.push_back(std::move(o));
-  }
-  return a;
 }
 
 }  // namespace
@@ -121,44 +104,6 @@ TopInterval TopAggregator::TakeInterval(double interval_s, std::vector<uint64_t>
   vms_.clear();
   vcpus_.clear();
   return t;
-}
-
-std::string RenderTopText(const TopInterval& t) {
-  std::string out = fmt::format("exitscope top — interval {} ({:.2f} s): {} exits, {:.0f} exits/s\n",
-                                t.index, t.interval_s, t.exits, t.exits_per_s);
-  out += "lost events:";
-  for (size_t cpu = 0; cpu < t.lost_per_cpu.size(); ++cpu) {
-    out += fmt::format(" cpu{} {}", cpu, t.lost_per_cpu[cpu]);
-  }
-  out += "\n";
-  for (const auto& [name, n] : t.diagnostics) out += fmt::format("  {} {}\n", name, n);
-  auto table = [&out](const char* title, const std::vector<TopRow>& rows) {
-    out += fmt::format("\n{:<28} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}\n", title, "exits", "exits/s",
-                       "p50", "p90", "p99", "max");
-    for (const auto& r : rows) {
-      out += fmt::format("{:<28} {:>10} {:>10.0f} {:>9} {:>9} {:>9} {:>9}\n", r.label, r.exits,
-                         r.exits_per_s, FormatDuration(r.p50_ns), FormatDuration(r.p90_ns), FormatDuration(r.p99_ns), FormatDuration(r.max_ns));
-    }
-  };
-  table("VM", t.vms);
-  table("VCPU", t.vcpus);
-  table("REASON", t.reasons);
-  return out;
-}
-
-std::string RenderTopJson(const TopInterval& t) {
-  nlohmann::json j = {{"schema", SchemaName("top", kTopSchemaVersion)},
-                      {"schema_version", kTopSchemaVersion},
-                      {"interval", t.index},
-                      {"interval_s", t.interval_s},
-                      {"exits", t.exits},
-                      {"exits_per_s", t.exits_per_s},
-                      {"lost_per_cpu", t.lost_per_cpu},
-                      {"vms", RowsJson(t.vms, "vm")},
-                      {"vcpus", RowsJson(t.vcpus, "vcpu_thread")},
-                      {"reasons", RowsJson(t.reasons, "reason")},
-                      {"diagnostics", t.diagnostics}};
-  return j.dump();
 }
 
 }  // namespace exitscope

@@ -1,7 +1,7 @@
 // One interval of `exitscope top`: timed exits (from the pairer) per VM, per vCPU thread and per
 // reason with handling-time percentiles, plus the interval's per-CPU losses. Rendered as a plain
-// text table or as one JSON object per line (schema "exitscope.top/1").
-// In: ExitSamples via OnExitSample, then TakeInterval. Out: TopInterval, RenderTopText/Json.
+// text table or as one JSON object per line by report/top_reporter.h.
+// In: ExitSamples via OnExitSample, then TakeInterval. Out: TopInterval.
 // Assumption: a vCPU thread's VM is its process (/proc/<tid>/status Tgid), looked up once per thread.
 #pragma once
 
@@ -15,8 +15,6 @@
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
-
-inline constexpr int kTopSchemaVersion = 1;  // "exitscope.top/1" (base/json_schema.h)
 
 struct TopRow {
   std::string label;      // reason name, "comm (pid)", or "tid N vcpu M"
@@ -59,8 +57,5 @@ class TopAggregator : public ExitSampleSink {
   std::map<int32_t, int32_t> tgid_cache_;
   uint64_t index_ = 0;
 };
-
-std::string RenderTopText(const TopInterval& t);
-std::string RenderTopJson(const TopInterval& t);  // one line, no trailing newline
 
 }  // namespace exitscope

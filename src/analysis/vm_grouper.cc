@@ -57,6 +57,17 @@ std::string VmGrouper::Comm(int64_t tid) const {
   return c == meta_.comm_by_tid.end() ? std::string() : c->second;
 }
 
+std::vector<std::string> VmGrouper::Labels(const std::vector<int32_t>& tids) const {
+  std::map<int64_t, std::vector<int32_t>> by_vm;  // one pass: labelling per VM over all threads was quadratic
+  for (int32_t tid : tids) by_vm[VmId(tid)].push_back(tid);
+  std::vector<std::string> out;
+  for (auto& [id, vm_tids] : by_vm) {
+    std::sort(vm_tids.begin(), vm_tids.end());
+    out.push_back(Label(id, vm_tids));
+  }
+  return out;
+}
+
 std::string VmGrouper::Label(int64_t id, const std::vector<int32_t>& tids) const {
   Kind kind = tids.empty() ? Kind::kThread : Resolve(tids.front()).kind;
   switch (kind) {

@@ -24,6 +24,8 @@ class VmGrouper {
   std::optional<int32_t> GuestVcpu(int32_t tid) const;
   // Label of VM `id`; `tids` are the threads of the report that VmId maps to it.
   std::string Label(int64_t id, const std::vector<int32_t>& tids) const;
+  // The labels of the VMs `tids` belong to, by VM id: the context block's "vms" of every output.
+  std::vector<std::string> Labels(const std::vector<int32_t>& tids) const;
   // A one-word name of the VM of `tid` for flame-graph frames (no spaces or ';'): "qemu-system-x86-4242",
   // a GUEST option's name, "qemu-<id>" for grouped QEMU threads, "<comm>-<tid>" for a lone thread.
   // Threads of one VM get one name, as --by vm groups them.

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <optional>
 
-#include "advise/advice_reporter.h"
+#include "report/advice_reporter.h"
 #include "advise/advisor.h"
 #include "advise/bench_costs.h"
 #include "advise/exit_collector.h"
+#include "analysis/report_pipeline.h"
+#include "analysis/vm_grouper.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
 #include "cli/rip_report.h"
@@ -109,7 +111,17 @@ int RunAdviseCommand(int argc, char** argv) {
     symbols = std::move(loaded.value());
   }
   Advice advice = RunAdvisor(profile, symbols, bench ? &*bench : nullptr);
-  std::string out = json ? RenderAdviceJson(advice, path) : RenderAdviceText(advice, path);
+  std::string out;
+  if (json) {
+    ReportContext context = BuildContext((*source)->meta(), profile.run);
+    std::vector<int32_t> tids;
+    for (const auto& [tid, _] : profile.threads) tids.push_back(tid);
+    context.vms = VmGrouper((*source)->meta()).Labels(tids);
+    context.vcpu_threads = tids.size();
+    out = RenderAdviceJson(advice, context, diag.NonZero());
+  } else {
+    out = RenderAdviceText(advice, path);
+  }
   WriteStdout(out);
   const int written = FinishStdout(kExitOk);
   if (written != kExitOk) return written;

@@ -8,7 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/filter_options.h"
-#include "kvmbench/bench_reporter.h"
+#include "report/bench_reporter.h"
 #include "kvmbench/bench_runner.h"
 
 namespace exitscope {

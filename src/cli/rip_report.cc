@@ -5,11 +5,13 @@
 #include <memory>
 
 #include "analysis/exit_driver.h"
+#include "analysis/report_pipeline.h"
 #include "analysis/rip_tracker.h"
 #include "cli/command.h"
 #include "decode/exit_reasons.h"
 #include "pipeline/tracedat_slices.h"
 #include "pipeline/input_detector.h"
+#include "report/rip_reporter.h"
 #include "report/text_reporter.h"
 
 namespace exitscope {
@@ -57,14 +59,23 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   RipFilter filter;
   filter.pid = req.filters.pid;
   filter.vcpu = req.filters.vcpu;
+  filter.from_s = req.filters.from_s;
+  filter.to_s = req.filters.to_s;
+  // The window is in seconds: a trace in TSC cycles or counts cannot place it (as report's).
+  if (filter.from_s || filter.to_s) {
+    if (Status st = RequireNsClock((*source)->meta(), "--from/--to"); !st.ok()) return PrintError(st.error());
+  }
   if (!req.filters.reason.empty()) {
     if (Status st = CheckReasonForIsa(req.filters, (*source)->meta().isa_hint); !st.ok()) return PrintError(st.error());
     filter.reason = req.filters.reason_codes;
   }
   std::unique_ptr<RipTracker> tracker_ptr;
+  ExitRun run;
   Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
     tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
-    DriveExits(src, tracker_ptr.get(), &src.diagnostics());
+    DriveOptions drive;
+    drive.on_start = [&](uint64_t first_ts_ns) { tracker_ptr->SetOrigin(first_ts_ns); };
+    run = DriveExits(src, tracker_ptr.get(), &src.diagnostics(), drive);
   }, req.clock);
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
@@ -93,9 +104,25 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
     }
   }
   if (req.table && args.folded != "-") {
-    // The first line says what was lost, as `report` does (JSON carries the diagnostics).
-    if (!req.json && src.diagnostics().HasDataLoss()) WriteStdout(RenderPartialLine(src.diagnostics().NonZero()));
-    std::string out = req.json ? tracker.RenderJson(symbols, top, req.path) : tracker.RenderText(symbols, top, req.path);
+    RipSummary summary = tracker.Summarize(symbols, top);
+    std::string out;
+    if (req.json) {
+      ReportContext context = BuildContext(src.meta(), run);
+      context.vms = tracker.VmLabels();
+      context.vcpu_threads = tracker.Threads();
+      ReportOptions shown;  // the filter summary as report's context block words it
+      shown.pid = req.filters.pid;
+      shown.vcpu = req.filters.vcpu;
+      shown.from_s = req.filters.from_s;
+      shown.to_s = req.filters.to_s;
+      if (!req.filters.reason.empty()) shown.reason = req.filters.reason;
+      context.filters = FilterSummary(shown, run.isa_seen);
+      out = RenderRipJson(summary, context, src.diagnostics().NonZero(), src.diagnostics().HasDataLoss());
+    } else {
+      // The first line says what was lost, as `report` does (the JSON carries "partial").
+      if (src.diagnostics().HasDataLoss()) out = RenderPartialLine(src.diagnostics().NonZero());
+      out += RenderRipText(summary, req.path);
+    }
     WriteStdout(out);
   }
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;

@@ -12,6 +12,7 @@
 #include "pipeline/live_page_decoder.h"
 #include "live/stop_signal.h"
 #include "analysis/top_aggregator.h"
+#include "report/top_reporter.h"
 #include "sources/live/trace_pipe_reader.h"
 
 namespace exitscope {

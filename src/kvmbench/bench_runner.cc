@@ -7,6 +7,8 @@
 
 #include "kvmbench/bench_vm.h"
 
+#if defined(__x86_64__) || defined(__aarch64__)
+
 namespace exitscope::kvmbench {
 namespace {
 
@@ -119,3 +121,14 @@ Result<BenchReport> RunBench(const BenchOptions& options) {
 }
 
 }  // namespace exitscope::kvmbench
+#else
+namespace exitscope::kvmbench {
+// The built-in guests and their VMMs are x86-64 (guest_code.S, bench_vm.cc) and arm64
+// (guest_code_arm64.S, bench_vm_arm64.cc); other builds read and report traces only.
+Result<BenchReport> RunBench(const BenchOptions&) {
+  return MakeError(kExitUnavailable, "bench.unsupported-arch",
+                   "exitscope bench: this build has no built-in guest for its architecture",
+                   "the bench runs on x86-64 and arm64 builds; here, record a workload with `exitscope record`");
+}
+}  // namespace exitscope::kvmbench
+#endif

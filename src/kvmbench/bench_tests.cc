@@ -2,6 +2,9 @@
 
 #include "kvmbench/guest_abi.h"
 
+// x86-64 builds run guest_code.S, arm64 builds guest_code_arm64.S; others have no tests.
+#if defined(__x86_64__)
+
 // Symbols defined by guest_code.S.
 #define KVMBENCH_GUEST_SYMBOLS(name) \
   extern "C" const uint8_t kvmbench_test_##name[], kvmbench_rip_##name[];
@@ -99,3 +102,63 @@ std::span<const uint8_t> GuestCode() {
 uint64_t GuestMainAddress() { return GuestAddress(kvmbench_guest_main); }
 
 }  // namespace exitscope::kvmbench
+#elif defined(__aarch64__)
+#include "kvmbench/guest_abi_arm64.h"
+
+#define KVMBENCH_GUEST_SYMBOLS(name) \
+  extern "C" const uint8_t kvmbench_test_##name[], kvmbench_rip_##name[];
+KVMBENCH_GUEST_SYMBOLS(hvc)
+KVMBENCH_GUEST_SYMBOLS(sysreg_read)
+KVMBENCH_GUEST_SYMBOLS(mmio_user)
+KVMBENCH_GUEST_SYMBOLS(mmio_ioeventfd)
+KVMBENCH_GUEST_SYMBOLS(wfi)
+extern "C" const uint8_t kvmbench_guest_begin[], kvmbench_guest_end[], kvmbench_guest_main[];
+
+namespace exitscope::kvmbench {
+namespace {
+
+#define SAME(name) kvmbench_test_##name, kvmbench_test_##name, kvmbench_rip_##name, kvmbench_rip_##name
+
+// The arm64 guest (guest_code_arm64.S); intended exits as exitscope report names them (EC, esr.h).
+constexpr BenchTest kTests[] = {
+    {"hvc", "HVC #0 with x0 = PSCI_VERSION, answered by KVM's PSCI code", "HVC64", SAME(hvc),
+     VmKind::kIrqchip, false, false},
+    {"sysreg_read", "MRS ID_AA64MMFR0_EL1, an ID register read trapped by HCR_EL2.TID3",
+     "SYS64 (read)", SAME(sysreg_read), VmKind::kIrqchip, false, false},
+    {"mmio_user", "64-bit store to unbacked IPA 0x10001000, handed to our VMM",
+     "DABT_LOW, userspace KVM_EXIT_MMIO", SAME(mmio_user), VmKind::kIrqchip, false, false},
+    {"mmio_ioeventfd", "64-bit store to IPA 0x10002000, caught by a KVM_IOEVENTFD (MMIO bus)",
+     "DABT_LOW, no userspace exit", SAME(mmio_ioeventfd), VmKind::kIrqchip, false, true},
+    {"wfi", "WFI with the guest's virtual timer due 200 us later (in-kernel vGICv3), the wait "
+     "included; a WFI whose timer already fired does not trap", "WFx", SAME(wfi), VmKind::kIrqchip,
+     false, false},
+};
+
+}  // namespace
+
+std::span<const BenchTest> BenchTests() { return kTests; }
+
+const BenchTest* FindBenchTest(std::string_view name) {
+  for (const auto& t : kTests) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+uint64_t GuestAddress(const uint8_t* symbol) {
+  return KVMBENCH_A64_CODE_GPA + static_cast<uint64_t>(symbol - kvmbench_guest_begin);
+}
+
+std::span<const uint8_t> GuestCode() {
+  return {kvmbench_guest_begin, static_cast<size_t>(kvmbench_guest_end - kvmbench_guest_begin)};
+}
+
+uint64_t GuestMainAddress() { return GuestAddress(kvmbench_guest_main); }
+
+}  // namespace exitscope::kvmbench
+#else
+namespace exitscope::kvmbench {
+std::span<const BenchTest> BenchTests() { return {}; }
+const BenchTest* FindBenchTest(std::string_view) { return nullptr; }
+}  // namespace exitscope::kvmbench
+#endif

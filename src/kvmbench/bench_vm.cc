@@ -1,3 +1,5 @@
+// x86-64 only: the VMM sets up long mode, CPUID and x86 MSR filters (see bench_runner.cc).
+#if defined(__x86_64__)
 #include "kvmbench/bench_vm.h"
 
 #include <fcntl.h>
@@ -505,3 +507,4 @@ Result<GuestRun> BenchVm::Run(uint64_t entry_gpa, uint64_t iterations) {
 }
 
 }  // namespace exitscope::kvmbench
+#endif  // __x86_64__

@@ -1,5 +1,6 @@
-#include "base/json_schema.h"
 #include "report/json_reporter.h"
+
+#include "report/json_context.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,26 +34,8 @@ json Known(bool known, uint64_t v) { return known ? json(v) : json(nullptr); }
 
 std::string RenderJsonReport(const Report& r) {
   json out;
-  TagSchema(&out, "report", r.schema_version);
-  out["tool"] = "exitscope";
-  out["tool_version"] = EXITSCOPE_VERSION;
-  const auto& c = r.context;
-  out["context"] = json{{"source", c.source},
-                        {"format", c.format},
-                        {"kernel", c.kernel},
-                        {"isa", c.isa},
-                        {"clock", c.clock},
-                        {"cpu_description", c.cpu_description},
-                        {"cpu_count", c.cpu_count},
-                        {"first_ts_ns", c.first_ts_ns},
-                        {"last_ts_ns", c.last_ts_ns},
-                        {"duration_ns", c.last_ts_ns - c.first_ts_ns},
-                        // Every *_ns value of the document is in this unit ("cycles": TSC cycles).
-                        {"time_unit", TimeUnitName(c.time_unit)},
-                        {"clock_notes", c.clock_notes},
-                        {"vms", c.vms},
-                        {"vcpu_threads", c.vcpu_threads},
-                        {"filters", c.filters}};
+  TagOutput(&out, "report", r.schema_version);
+  out["context"] = ContextJson(r.context);
   const auto& t = r.totals;
   out["totals"] = json{{"events", t.events},
                        {"records", t.records},
@@ -111,14 +94,7 @@ std::string RenderJsonReport(const Report& r) {
                            {"failed", d.failed}});
   }
   out["details"] = std::move(details);
-  json diags = json::array();
-  for (const auto& d : r.diagnostics) {
-    diags.push_back(json{{"name", d.name},
-                         {"severity", std::string(SeverityName(d.severity))},
-                         {"count", d.count},
-                         {"description", d.description}});
-  }
-  out["diagnostics"] = std::move(diags);
+  out["diagnostics"] = DiagnosticsJson(r.diagnostics);
   out["partial"] = r.partial;
   return out.dump(2) + "\n";
 }

@@ -1,16 +1,15 @@
-// Renders `exitscope bench` results: a text table, JSON (schema "exitscope-bench/1"), and a comparison
-// with a baseline JSON from an earlier run. In: a BenchReport. Out: text or nlohmann::json.
-// Assumption: baselines are files this reporter wrote; tests are matched by name.
+// Reads `exitscope bench --json` files back: the baseline of `bench --baseline` and the costs of
+// `advise --bench`. In: a path. Out: the JSON document, or name -> cycles/iter of the tests that ran.
+// Assumption: the files are ones report/bench_reporter.h wrote (schema "exitscope.bench/1", or the
+// older "exitscope-bench/1" of the same layout); tests are matched by name.
 #pragma once
 
-#include <cstdio>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
-#include "kvmbench/bench_runner.h"
 #include "base/result.h"
 
 namespace exitscope::kvmbench {
@@ -29,9 +28,5 @@ Result<nlohmann::json> ReadBenchJson(const std::string& path, std::string_view t
 using Baseline = std::map<std::string, double>;
 
 Result<Baseline> LoadBaseline(const std::string& path);
-
-void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out);
-nlohmann::json ToJson(const BenchReport& report, const Baseline* baseline);
-void PrintTestList(FILE* out);
 
 }  // namespace exitscope::kvmbench

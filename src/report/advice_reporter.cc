@@ -1,5 +1,6 @@
-#include "base/json_schema.h"
-#include "advise/advice_reporter.h"
+#include "report/advice_reporter.h"
+
+#include "report/json_context.h"
 
 #include <fmt/format.h>
 
@@ -96,11 +97,13 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   return out;
 }
 
-std::string RenderAdviceJson(const Advice& a, const std::string& source) {
+std::string RenderAdviceJson(const Advice& a, const ReportContext& context,
+                             const std::vector<DiagnosticCounter>& diagnostics) {
   nlohmann::ordered_json j;
-  TagSchema(&j, "advise", kAdviseJsonSchemaVersion);
+  TagOutput(&j, "advise", kAdviseJsonSchemaVersion);
   j["kind"] = "exitscope.advise";
-  j["source"] = source;
+  j["source"] = context.source;
+  j["context"] = ContextJson(context);
   j["exits"] = a.exits;
   j["timed_exits"] = a.timed_exits;
   // Unknown, not zero, when no exit was timed (kvm_entry not recorded).
@@ -161,6 +164,7 @@ std::string RenderAdviceJson(const Advice& a, const std::string& source) {
   }
   j["not_flagged"] = nlohmann::ordered_json::array();
   for (const auto& nf : a.not_flagged) j["not_flagged"].push_back({{"id", nf.id}, {"reason", nf.reason}});
+  j["diagnostics"] = DiagnosticsJson(diagnostics);
   return j.dump(2) + "\n";
 }
 

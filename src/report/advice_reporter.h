@@ -6,6 +6,8 @@
 #include <string>
 
 #include "advise/advisor.h"
+#include "model/diagnostics.h"
+#include "model/report_model.h"
 
 namespace exitscope {
 
@@ -14,6 +16,8 @@ namespace exitscope {
 inline constexpr int kAdviseJsonSchemaVersion = 2;
 
 std::string RenderAdviceText(const Advice& advice, const std::string& source);
-std::string RenderAdviceJson(const Advice& advice, const std::string& source);
+// `context` and `diagnostics`: the shared context block (report/json_context.h).
+std::string RenderAdviceJson(const Advice& advice, const ReportContext& context,
+                             const std::vector<DiagnosticCounter>& diagnostics);
 
 }  // namespace exitscope

@@ -1,0 +1,78 @@
+#!/bin/sh
+# record-workload.sh DIR CMD [ARGS...] — inside the arm64 kvmhost guest: ONE run of CMD (kvmexits-arm64
+# or exitscope bench; its stdout goes to DIR/workload.txt, its pid to DIR/workload.pid) recorded at once by
+#   - the kernel's own text: a tracefs instance "oracle" with every kvm event, its `trace` file read
+#     after the run (DIR/trace.txt; the oracle of tests/check_arm64.py),
+#   - `trace-cmd record -e kvm` (Debian's arm64 trace-cmd, top-level buffer: DIR/trace.dat), and
+#   - `exitscope record -e 'kvm:*'` when an arm64 exitscope is on PATH (its own instance:
+#     DIR/exitscope-record.dat).
+# The oracle instance is on only while the workload runs; the recorders start before and stop after,
+# so every event of the workload's thread is in all of them. Also leaves: workload.txt (the VMM's
+# counts and KVM's stats), ring-buffer stats per buffer, the kvm event formats. (trace-cmd report
+# runs on the host: inside, under emulation, it took about a minute for this one run.)
+set -eu
+DIR=$1; shift
+mkdir -p "$DIR/formats"
+T=/sys/kernel/tracing
+phase() { echo "record-workload: $1 at uptime $(cut -d' ' -f1 /proc/uptime)" >&2; }
+alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
+for e in $T/events/kvm/*/; do n=${e%/}; n=${n##*/}; cat "$e/format" > "$DIR/formats/$n.format"; done
+cat $T/trace_clock > "$DIR/trace_clock.txt"
+I=$T/instances/oracle
+mkdir $I
+echo 0 > $I/tracing_on
+echo 32768 > $I/buffer_size_kb
+echo 1 > $I/events/kvm/enable
+echo 0 > $T/tracing_on
+trace-cmd record -e kvm -b 16384 -o "$DIR/trace.dat" > "$DIR/trace-cmd-record.log" 2>&1 &
+TC=$!
+ES=
+if command -v exitscope > /dev/null; then
+  exitscope record -e 'kvm:*' -b 16384 -o "$DIR/exitscope-record.dat" 2> "$DIR/exitscope-record.err" &
+  ES=$!
+fi
+ours_up() {
+  for i in $T/instances/exitscope-*; do
+    [ -d "$i" ] && [ "$(cat "$i/tracing_on")" = 1 ] && [ "$(cat "$i/events/kvm/kvm_exit/enable")" = 1 ] && return 0
+  done
+  return 1
+}
+n=0
+while [ $n -lt 120 ]; do
+  sleep 1; n=$((n + 1))
+  alive $TC || { echo "record-workload: trace-cmd died during start-up" >&2; cat "$DIR/trace-cmd-record.log" >&2; exit 1; }
+  [ -z "$ES" ] || alive $ES || { echo "record-workload: exitscope record died" >&2; cat "$DIR/exitscope-record.err" >&2; exit 1; }
+  [ "$(cat $T/tracing_on)" = 1 ] && [ "$(cat $T/events/kvm/kvm_exit/enable)" = 1 ] || continue
+  [ -z "$ES" ] || ours_up || continue
+  break
+done
+[ $n -lt 120 ] || { echo "record-workload: recorders not up after ${n}s" >&2; exit 1; }
+echo "record-workload: recorders up after ${n}s (exitscope record: ${ES:-not on PATH})" >&2
+echo 1 > $I/tracing_on
+rc=0
+t0=$(cut -d' ' -f1 /proc/uptime)
+"$@" > "$DIR/workload.txt" 2> "$DIR/workload.err" &
+W=$!
+echo "$W" > "$DIR/workload.pid"
+wait $W || rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo 0 > $I/tracing_on
+echo "workload_s=$(echo "$t1 $t0" | awk '{ printf "%.2f", $1 - $2 }') rc=$rc" > "$DIR/workload.status"
+sleep 1
+phase "stopping the recorders"
+kill -INT $TC ${ES:+$ES}
+n=0
+while { alive $TC || { [ -n "$ES" ] && alive $ES; }; } && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
+wait $TC || true
+if [ -n "$ES" ]; then es_rc=0; wait $ES || es_rc=$?; echo $es_rc > "$DIR/exitscope-record.rc"; fi
+phase "recorders stopped"
+cat $I/trace > "$DIR/trace.txt"
+phase "text written"
+cat $I/per_cpu/cpu*/stats > "$DIR/oracle-ring-buffer-stats.txt"
+cat $T/per_cpu/cpu*/stats > "$DIR/trace-cmd-ring-buffer-stats.txt"
+echo 0 > $I/events/kvm/enable
+rmdir $I
+echo 1 > $T/tracing_on
+cat "$DIR/workload.status" "$DIR/workload.err"
+echo "record-workload: workload rc=$rc, $(grep -c ' kvm_exit: ' "$DIR/trace.txt") kvm_exit in the text" >&2
+exit $rc
