@@ -116,4 +116,22 @@ TEST(CliErrors, EveryCommandAnswersCli11RefusalsWithAHint) {
   ExpectUsage("bench --iterations 0", "--iterations: run exactly N iterations");
 }
 
+// Issue 19: the slide was checked only with --by rip, and a negative one was taken.
+TEST(CliErrors, KaslrSlideIsValidatedOnEveryReport) {
+  ExpectUsage("report --guest-kaslr-slide zz " + kVmx, "e.g. --guest-kaslr-slide 0x1e600000");
+  ExpectUsage("report --by rip --guest-kaslr-slide -0x200000 " + kVmx, "how far KASLR moved the kernel up");
+  ExpectUsage("advise --guest-kaslr-slide 0x " + kVmx, "e.g. --guest-kaslr-slide 0x1e600000");
+}
+
+TEST(CliErrors, NoCommandIsAUsageErrorWithHint) { ExpectUsage("", "exitscope report trace.dat"); }
+
+// report --by rip exited 65 with no word of it on stdout.
+TEST(CliErrors, RipReportOfAPartialTraceSaysSoFirst) {
+  auto r = exitscope::testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report --by rip '" + kShared +
+                                          "/traces/hip24-vmx/host-2vcpu-6.5.dat' 2>/dev/null");
+  EXPECT_EQ(r.status, 65);
+  EXPECT_EQ(r.out.rfind("PARTIAL RESULT: ", 0), 0u) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("exits lost their entry"), std::string::npos) << r.out.substr(0, 300);
+}
+
 }  // namespace

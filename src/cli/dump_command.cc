@@ -184,7 +184,7 @@ int Dump(const DumpOptions& opt) {
   std::string line;
   RawEvent ev;
   LostEvents lost;
-  uint64_t printed = 0, read = 0;
+  uint64_t printed = 0, read = 0, unknown_ids = 0;
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   while (src.Next(&ev, &lost)) {
@@ -202,8 +202,10 @@ int Dump(const DumpOptions& opt) {
       }
       WriteStdout(line);
     }
-    if (!wanted.empty() && !wanted.count(ev.type_id)) continue;
     const EventFormat* fmt = formats.ById(ev.type_id);
+    // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
+    if (!fmt) ++unknown_ids;
+    if (!wanted.empty() && !wanted.count(ev.type_id)) continue;
     auto comm_it = meta.comm_by_tid.find(ev.tid);
     std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
                                                               : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
@@ -228,6 +230,7 @@ int Dump(const DumpOptions& opt) {
   }
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) std::fprintf(stderr, "\r%20s\r", "");
+  if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
   const Diagnostics& diag = src.diagnostics();
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),

@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     PrintUsage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? exitscope::kExitUsage : 0;
+    if (argc >= 2) return 0;
+    return exitscope::PrintError(exitscope::MakeError(exitscope::kExitUsage, "cli.no-command", "no command given",
+                                                      "e.g. `exitscope report trace.dat`; the commands are above"));
   }
   if (!std::strcmp(argv[1], "--version")) {
     const char* build = exitscope::BuildId();

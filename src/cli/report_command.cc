@@ -131,6 +131,8 @@ int RunReportCommand(int argc, char** argv) {
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
                                                : InputFormat::kAuto;
+  // The symbol options only act with --by rip / --folded, but a bad value is refused either way.
+  if (Status st = ResolveGuestSymbolArgs(&rip_args.symbols); !st.ok()) return PrintError(st.error());
   if (by == "rip" || !rip_args.folded.empty()) {
     return RunRipReport({path, fmt, *filters, json, by == "rip", DecodeThreads(threads), clock}, rip_args);
   }

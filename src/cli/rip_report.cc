@@ -12,6 +12,7 @@
 #include "pipeline/tracedat_slices.h"
 #include "pipeline/input_detector.h"
 #include "report/rip_reporter.h"
+#include "report/text_reporter.h"
 
 namespace exitscope {
 namespace {
@@ -36,6 +37,11 @@ Status ResolveGuestSymbolArgs(GuestSymbolArgs* args) {
   } catch (...) {
     return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is not a hex number",
                      "e.g. --guest-kaslr-slide 0x1e600000");
+  }
+  // KASLR moves the kernel up from where it was linked, never down.
+  if (args->options.slide < 0) {
+    return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is negative",
+                     "the slide is how far KASLR moved the kernel up, e.g. --guest-kaslr-slide 0x1e600000");
   }
   return Status::Ok();
 }
@@ -113,7 +119,9 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
       context.filters = FilterSummary(shown, run.isa_seen);
       out = RenderRipJson(summary, context, src.diagnostics().NonZero(), src.diagnostics().HasDataLoss());
     } else {
-      out = RenderRipText(summary, req.path);
+      // The first line says what was lost, as `report` does (the JSON carries "partial").
+      if (src.diagnostics().HasDataLoss()) out = RenderPartialLine(src.diagnostics().NonZero());
+      out += RenderRipText(summary, req.path);
     }
     WriteStdout(out);
   }

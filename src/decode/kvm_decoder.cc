@@ -142,6 +142,7 @@ inline uint64_t Load64(const uint8_t* p) {
 
 struct KvmDecoder::Bindings {
   std::vector<int16_t> kind_by_id;  // type id → index into kinds, -1 = not modeled
+  std::vector<bool> known_id;       // type id → some format of the trace has it
   std::vector<BoundKind> kinds;
   Isa isa_hint = Isa::kUnknown;
   uint32_t pid_offset = 4, pid_size = 4;
@@ -187,6 +188,10 @@ void KvmDecoder::Bindings::BindFast(const BoundKind& k) {
 KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics* diagnostics)
     : b_(std::make_unique<Bindings>()) {
   b_->isa_hint = isa_hint;
+  for (const auto& f : formats.all()) {
+    if (f->id >= b_->known_id.size()) b_->known_id.resize(f->id + 1, false);
+    b_->known_id[f->id] = true;
+  }
   for (const KindSpec& spec : Specs()) {
     const EventFormat* fmt = formats.ByName("kvm", spec.event);
     if (!fmt) continue;
@@ -211,6 +216,7 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
       b_->pid_size = pid->size;
     }
     if (fmt->id >= b_->kind_by_id.size()) b_->kind_by_id.resize(fmt->id + 1, -1);
+
     b_->kind_by_id[fmt->id] = static_cast<int16_t>(b_->kinds.size());
     b_->kinds.push_back(bound);
     b_->BindFast(bound);
@@ -219,10 +225,18 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
 
 KvmDecoder::~KvmDecoder() = default;
 
-bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
-  if (raw.type_id >= b_->kind_by_id.size()) return false;
-  int16_t idx = b_->kind_by_id[raw.type_id];
-  if (idx < 0) return false;
+void DecodeAnomalies::Report(Diagnostics* d) {
+  if (unknown_ids) d->Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
+  if (field_outside) d->Bump(DiagId::kDecodeFieldOutsideRecord, field_outside);
+  *this = {};
+}
+
+bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* anomalies) const {
+  int16_t idx = raw.type_id < b_->kind_by_id.size() ? b_->kind_by_id[raw.type_id] : -1;
+  if (idx < 0) {
+    if (anomalies && (raw.type_id >= b_->known_id.size() || !b_->known_id[raw.type_id])) ++anomalies->unknown_ids;
+    return false;
+  }
   const BoundKind& k = b_->kinds[idx];
   const uint8_t* p = raw.payload.data();
   const size_t n = raw.payload.size();
@@ -254,9 +268,12 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
   out->kind = k.kind;
   out->isa = b_->isa_hint;
   out->tid = tid;
+  bool outside = false;  // a field past the record's end: damage, not an absent field
   for (uint8_t i = 0; i < k.slot_count; ++i) {
     const Slot& s = k.slots[i];
-    uint64_t v = s.offset + s.size <= n ? LoadLe(p + s.offset, s.size) : 0;
+    uint64_t v = 0;
+    if (s.offset + s.size <= n) v = LoadLe(p + s.offset, s.size);
+    else outside = true;
     switch (s.target) {
       case Target::kWrite: out->write = v != 0; break;
       case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
@@ -280,6 +297,7 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out) const {
       case Target::kLevel: out->aux = 1u + (v != 0); break;  // kvm_entry guest_mode: 1 = L1, 2 = L2
     }
   }
+  if (outside && anomalies) ++anomalies->field_outside;
   return true;
 }
 
@@ -304,7 +322,7 @@ class DecodingSource : public KvmEventSource {
       if (lost) CombineLost(lost, l);
       // Consumed: sources that write *lost only when a marker precedes (perf.data) leave it set.
       l.cpu = -1;
-      if (decoder_.Decode(raw, event)) return true;
+      if (decoder_.Decode(raw, event, &anomalies_)) return true;
       ++skipped_;
     }
     CountSkipped();
@@ -326,7 +344,7 @@ class DecodingSource : public KvmEventSource {
       }
       CombineLost(&acc, l);
       l.cpu = -1;
-      if (!decoder_.Decode(raw, &events_[n])) {
+      if (!decoder_.Decode(raw, &events_[n], &anomalies_)) {
         ++skipped_;
         continue;
       }
@@ -345,6 +363,7 @@ class DecodingSource : public KvmEventSource {
 
  private:
   void CountSkipped() {
+    anomalies_.Report(&raw_->diagnostics());
     if (skipped_) {
       raw_->diagnostics().Bump(DiagId::kDecodeSkippedEvents, skipped_);
       skipped_ = 0;
@@ -354,6 +373,7 @@ class DecodingSource : public KvmEventSource {
   std::unique_ptr<RawEventSource> raw_;
   KvmDecoder decoder_;
   uint64_t skipped_ = 0;
+  DecodeAnomalies anomalies_;
   bool ended_ = false;
   std::vector<KvmEvent> events_;  // NextBatch's buffers
   std::vector<LossAt> losses_;

@@ -10,12 +10,25 @@
 
 namespace exitscope {
 
+// Damage a decode found, counted by the caller (decoders are shared by threads) and reported once
+// with Report().
+struct DecodeAnomalies {
+  uint64_t unknown_ids = 0;     // records whose type id no format of the trace has
+  uint64_t field_outside = 0;   // kvm records shorter than a bound field's end
+  void Add(const DecodeAnomalies& o) {
+    unknown_ids += o.unknown_ids;
+    field_outside += o.field_outside;
+  }
+  void Report(Diagnostics* d);  // bumps the non-zero counts and clears them
+};
+
 class KvmDecoder {
  public:
   KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics* diagnostics);
   ~KvmDecoder();
   // False for events that are not kvm events this decoder knows (caller may count / skip them).
-  bool Decode(const RawEvent& raw, KvmEvent* out) const;
+  // Damage (an id without a format, a field past the record's end) is counted in *anomalies.
+  bool Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* anomalies = nullptr) const;
 
  private:
   struct Bindings;

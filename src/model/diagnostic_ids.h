@@ -34,9 +34,20 @@ enum class Severity : uint8_t {
     "extra tracing instances (trace-cmd -B) not read; only the top instance is")                             \
   X(kTracedatLatencyBufferSkipped, "tracedat.latency_buffer_skipped", kInfo,                                 \
     "latency-tracer text buffers (no kvm events) not read")                                                  \
-  X(kTracedatKernelOverrun, "tracedat.kernel_overrun", kInfo,                                                \
+  X(kTracedatKernelOverrun, "tracedat.kernel_overrun", kDataLoss,                                            \
     "events the kernel reported overrun/dropped (CPUSTAT); see missed_events for the losses inside the "      \
     "recorded pages")                                                                                        \
+  X(kTracedatOptionsLoop, "tracedat.options_loop", kDataLoss,                                                \
+    "the chain of options sections loops back on itself (a damaged next-section offset): options "           \
+    "sections after the loop, if any, were not read")                                                        \
+  X(kTracedatCpuSizeMismatch, "tracedat.cpu_size_mismatch", kError,                                          \
+    "CPUs whose data size in the BUFFER option disagrees with their chunk table (damaged header); the "      \
+    "chunks the file holds were read")                                                                       \
+  X(kTracedatChunkCountMismatch, "tracedat.chunk_count_mismatch", kError,                                    \
+    "CPUs whose chunk count disagrees with the chunks their data size holds (damaged count); the chunks "    \
+    "the file holds were read")                                                                              \
+  X(kTracedatZeroedPage, "tracedat.zeroed_page", kDataLoss,                                                  \
+    "ring-buffer pages that are all zero bytes (overwritten in the file): their events are missing")         \
   X(kTracedatTruncatedPage, "tracedat.truncated_page", kDataLoss,                                            \
     "ring-buffer pages whose records run past the page's commit size")                                       \
   X(kTracedatBadRecordLength, "tracedat.bad_record_length", kError, "records with an impossible length")    \
@@ -64,6 +75,8 @@ enum class Severity : uint8_t {
     "`perf inject -i IN -o OUT` to decompress")                                                              \
   X(kPerfdataBadSample, "perfdata.bad_sample", kError,                                                       \
     "PERF_RECORD_SAMPLE shorter than its sample_type says (skipped)")                                        \
+  X(kPerfdataSampleSizeMismatch, "perfdata.sample_size_mismatch", kError,                                    \
+    "samples longer than their sample_type's fields (a damaged sample_type or record size): skipped")        \
   X(kPerfdataSampleWithoutRaw, "perfdata.sample_without_raw", kInfo,                                         \
     "samples without a tracepoint payload (not a tracepoint event; skipped)")                                \
   X(kPerfdataOutOfOrder, "perfdata.out_of_order", kInfo,                                                     \
@@ -73,7 +86,13 @@ enum class Severity : uint8_t {
   X(kTextUnparsedLine, "text.unparsed_line", kError,                                                         \
     "lines that are not events of a known text dialect (skipped)")                                           \
   X(kTextBadKvmLine, "text.bad_kvm_line", kError, "kvm event lines whose text did not parse (skipped)")      \
-  X(kTextTimeBackwards, "text.time_backwards", kInfo, "lines whose timestamp goes backwards")                \
+  X(kTextTimeBackwards, "text.time_backwards", kError,                                                       \
+    "event lines stamped earlier than the line before (the text is out of time order: damaged or "           \
+    "edited); the duration and the exits around them are suspect")                                          \
+  X(kTextOverlongLine, "text.overlong_line", kDataLoss,                                                      \
+    "lines over 64 KiB (newlines lost or binary data?): not parsed, the events in them are missing")         \
+  X(kTextTruncatedLastLine, "text.truncated_last_line", kDataLoss,                                           \
+    "a last event line without its newline (the file was cut): skipped, its fields may be cut short")        \
   X(kTextTruncatedGzip, "text.truncated_gzip", kDataLoss,                                                    \
     "the gzip stream ends early or is damaged: events after the cut are missing")                            \
   X(kTextMixedDialects, "text.mixed_dialects", kInfo, "lines of more than one text dialect")                 \
@@ -94,6 +113,11 @@ enum class Severity : uint8_t {
     "records that are not modeled kvm events (other tracepoints)")                                           \
   X(kDecodeMissingField, "decode.missing_field", kInfo,                                                      \
     "a field this kernel's format lacks; the value reads as 0")                                              \
+  X(kDecodeUnknownEventId, "decode.unknown_event_id", kError,                                                \
+    "records whose event id has no format in the trace (a damaged id or format text): not decoded")          \
+  X(kDecodeFieldOutsideRecord, "decode.field_outside_record", kError,                                        \
+    "kvm records shorter than a field their format places in them (a damaged offset or a cut record): "      \
+    "that field read as 0")                                                                                  \
   /* analysis/exit_pairer */                                                                                 \
   X(kPairExitBeforeFirstEntry, "pair.exit_before_first_entry", kInfo,                                        \
     "exits of a thread before its first entry in the trace (still paired)")                                  \

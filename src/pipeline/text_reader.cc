@@ -14,6 +14,9 @@ namespace {
 
 // Lines a probe reads for the first event line, whose timestamp form decides the text's clock.
 constexpr int kClockProbeLines = 4096;
+// An event line is a few hundred bytes (a trace_marker write at most a few KiB); a line past this
+// is many lines whose newlines were lost, or not text at all.
+constexpr size_t kMaxLineBytes = 64 << 10;
 
 bool IsKvmEvent(const TextLine& l) {
   if (!l.system.empty()) return l.system == "kvm";
@@ -56,6 +59,10 @@ class TextKvmSource : public KvmEventSource {
     TextLine tl;
     while (lines_->NextLine(&line)) {
       ++line_no_;
+      if (line.size() > kMaxLineBytes) {
+        diagnostics_.Bump(DiagId::kTextOverlongLine);
+        continue;
+      }
       if (!ParseTextLine(line, &tl)) {
         int32_t cpu;
         uint64_t count;
@@ -76,7 +83,15 @@ class TextKvmSource : public KvmEventSource {
         diagnostics_.Bump(DiagId::kTextMixedTimestampForms);
         continue;
       }
+      if (lines_->unterminated()) {
+        // A cut last line parses, with its last field (often the RIP) cut short.
+        diagnostics_.Bump(DiagId::kTextTruncatedLastLine);
+        continue;
+      }
       if (raw_ts_) tl.ts_ns = clock_.ToNs(tl.ts_ns);
+      // Every dialect prints events in time order: a step back on any event line is damage.
+      if (tl.ts_ns < last_line_ts_ns_) diagnostics_.Bump(DiagId::kTextTimeBackwards);
+      last_line_ts_ns_ = tl.ts_ns;
       first_ts_ = std::min(first_ts_, tl.ts_ns);
       last_ts_ = std::max(last_ts_, tl.ts_ns);
       if (!IsKvmEvent(tl)) {
@@ -98,9 +113,6 @@ class TextKvmSource : public KvmEventSource {
       if (tl.tid != last_tid_) {
         last_tid_ = tl.tid;
         if (!meta_.comm_by_tid.count(tl.tid)) meta_.comm_by_tid.emplace(tl.tid, std::string(tl.comm));
-      }
-      if (tl.ts_ns < last_ts_ns_) {
-        diagnostics_.Bump(DiagId::kTextTimeBackwards);
       }
       last_ts_ns_ = tl.ts_ns;
       if (!meta_.cpu_first_ts_ns.count(tl.cpu)) meta_.cpu_first_ts_ns.emplace(tl.cpu, tl.ts_ns);
@@ -162,7 +174,8 @@ class TextKvmSource : public KvmEventSource {
   bool truncation_counted_ = false;
   uint64_t line_no_ = 0;
   uint64_t skipped_ = 0;
-  uint64_t last_ts_ns_ = 0;
+  uint64_t last_ts_ns_ = 0;       // of the last kvm event (loss markers are stamped with it)
+  uint64_t last_line_ts_ns_ = 0;  // of the last event line, kvm or not
   uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every event line, kvm or not
   bool raw_ts_ = false;                            // timestamps printed as plain integers
   ClockPlan clock_;                                // how raw_ts_ integers become ns (if they do)

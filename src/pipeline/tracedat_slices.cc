@@ -47,6 +47,7 @@ struct Slice {
   std::vector<LossAt> losses;                             // marker handed out with events[index]
   LostEvents tail_lost;                                   // after the last event: for the next slice
   uint64_t skipped = 0;                                   // records that are not kvm events
+  DecodeAnomalies anomalies;
   uint64_t out_of_order = 0;
   RecordSpan span;                                        // of every record, kvm or not
   PageCounters counters;
@@ -319,7 +320,7 @@ class SlicedTraceDatSource : public KvmEventSource {
       s.span.Add(raw.ts_ns);
       CombineLost(&acc, l);
       s.events.emplace_back();
-      if (!decoder_->Decode(raw, &s.events.back())) {
+      if (!decoder_->Decode(raw, &s.events.back(), &s.anomalies)) {
         s.events.pop_back();
         ++s.skipped;
         continue;
@@ -347,6 +348,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     CombineLost(&carry_lost_, s.tail_lost);
     counters_.Add(s.counters);
     skipped_ += s.skipped;
+    anomalies_.Add(s.anomalies);
     out_of_order_ += s.out_of_order;
     span_.Add(s.span);
     for (size_t c = 0; c < cpus_.size(); ++c) {
@@ -393,6 +395,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     if (skipped_) {
       diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
     }
+    anomalies_.Report(&diagnostics_);
     if (cut_unsafe_) {
       diagnostics_.Bump(DiagId::kTracedatSlicesOutOfOrder);
     }
@@ -430,6 +433,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   LostEvents carry_lost_{-1, 0, 0};
   PageCounters counters_;
   uint64_t skipped_ = 0, out_of_order_ = 0;
+  DecodeAnomalies anomalies_;
   RecordSpan span_;
   std::map<int32_t, uint64_t> first_ts_ns_;
   std::vector<uint64_t> released_pages_;     // per CPU, pages below this were released  // per CPU, its first record handed out

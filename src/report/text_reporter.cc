@@ -216,15 +216,17 @@ std::string Details(const Report& r, const TextReportOptions& o) {
 
 }  // namespace
 
+std::string RenderPartialLine(const std::vector<DiagnosticCounter>& diagnostics) {
+  std::string causes = PartialCauses(diagnostics);
+  return causes.empty() ? "PARTIAL RESULT: the trace lost events or held malformed data (see diagnostics)\n\n"
+                        : fmt::format("PARTIAL RESULT: {} (see diagnostics)\n\n", causes);
+}
+
 std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   std::string out;
   const auto& c = r.context;
   UnitScope unit_scope(c.time_unit);
-  if (r.partial) {
-    std::string causes = PartialCauses(r.diagnostics);
-    out += causes.empty() ? "PARTIAL RESULT: the trace lost events or held malformed data (see diagnostics)\n\n"
-                          : fmt::format("PARTIAL RESULT: {} (see diagnostics)\n\n", causes);
-  }
+  if (r.partial) out += RenderPartialLine(r.diagnostics);
   out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
   out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
                      c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
@@ -247,8 +249,11 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   if (t.filtered_out) out += fmt::format(" · filtered out {}", Count(t.filtered_out));
   out += "\n";
   if (t.exits != 0 && t.entries == 0) {
-    out += "  exit times unavailable: kvm_entry was not recorded, so exits are counted but not timed\n"
-           "  (record with -e kvm:kvm_entry too, or -e kvm)\n";
+    // On a damaged trace the entries may have been recorded and lost to the damage: say only that.
+    out += r.partial ? "  exit times unavailable: no kvm_entry could be read (the trace is damaged, see "
+                       "diagnostics), so exits are counted but not timed\n"
+                     : "  exit times unavailable: kvm_entry was not recorded, so exits are counted but not timed\n"
+                       "  (record with -e kvm:kvm_entry too, or -e kvm)\n";
   }
 
   if (t.exits == 0) {

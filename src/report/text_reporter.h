@@ -17,4 +17,8 @@ struct TextReportOptions {
 
 std::string RenderTextReport(const Report& report, const TextReportOptions& options = {});
 
+// The report's first line on a partial result, "PARTIAL RESULT: <what was lost> (see diagnostics)"
+// and a blank line, for every text output that reports on a trace.
+std::string RenderPartialLine(const std::vector<DiagnosticCounter>& diagnostics);
+
 }  // namespace exitscope

@@ -54,6 +54,9 @@ inline constexpr uint64_t kSamplePeriod = 1ULL << 8;
 inline constexpr uint64_t kSampleStreamId = 1ULL << 9;
 inline constexpr uint64_t kSampleRaw = 1ULL << 10;
 inline constexpr uint64_t kSampleIdentifier = 1ULL << 16;
+// Every field perf_event.h's PERF_RECORD_SAMPLE puts after RAW (BRANCH_STACK 1 << 11 and on, but
+// IDENTIFIER, which comes first): with none of them set a sample ends at RAW's u64 padding.
+inline constexpr uint64_t kSampleFieldsAfterRaw = ~((1ULL << 11) - 1) & ~kSampleIdentifier;
 
 // enum perf_event_read_format.
 inline constexpr uint64_t kReadTotalTimeEnabled = 1ULL << 0;

@@ -98,9 +98,18 @@ Status PerfDataFile::ParseFileHeader() {
     data_ = bytes.subspan(pd::kPipeHeaderSize);
     return Status::Ok();
   }
-  if (header_size < pd::kFileHeaderMinSize || bytes.size() < pd::kFileHeaderMinSize) {
+  if (header_size >= pd::kFileHeaderMinSize && bytes.size() < header_size) {
+    return MakeError(kExitDataErr, "perfdata.truncated",
+                     "'" + path + "' is " + std::to_string(bytes.size()) + " bytes, shorter than its " +
+                         std::to_string(header_size) + "-byte perf.data header",
+                     "the file was cut short (perf killed, partial copy); record or copy it again");
+  }
+  if (header_size < pd::kFileHeaderMinSize) {
     return MakeError(kExitDataErr, "perfdata.bad-header",
-                     "'" + path + "' has a perf.data header of unexpected size " + std::to_string(header_size));
+                     "'" + path + "' has a perf.data header of impossible size " + std::to_string(header_size) +
+                         " (a file header is at least " + std::to_string(pd::kFileHeaderMinSize) + " bytes, a pipe's " +
+                         std::to_string(pd::kPipeHeaderSize) + ")",
+                     "the file is damaged; record it again");
   }
   const uint8_t* h = bytes.data();
   uint64_t attr_size = Ld64(h + pd::kHeaderAttrSizeOff);
@@ -111,7 +120,8 @@ Status PerfDataFile::ParseFileHeader() {
   uint64_t data_off = Ld64(h + pd::kHeaderDataOff);
   uint64_t data_size = Ld64(h + pd::kHeaderDataOff + 8);
   if (data_off > bytes.size()) {
-    return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' ends before its data section");
+    return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' ends before its data section",
+                     "the file was cut short (perf killed, partial copy); record or copy it again");
   }
   if (data_size == 0) {
     // perf writes the final header only when recording ends; a killed `perf record` leaves size 0
@@ -135,10 +145,28 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
   auto bytes = input_->bytes();
   // Each entry is a struct perf_file_attr: perf_event_attr, then a perf_file_section locating its
   // ids; the header's attr_size counts both.
-  if (attr_size < pd::kAttrMinSize + 16 || offset > bytes.size() || size > bytes.size() - offset) {
-    return MakeError(kExitDataErr, "perfdata.bad-attrs", "'" + input_->path() + "' has a damaged attrs section");
+  const std::string hint = "the file is damaged; `perf report --header-only -i FILE` shows whether perf reads it";
+  if (offset > bytes.size() || size > bytes.size() - offset) {
+    return MakeError(kExitDataErr, "perfdata.truncated",
+                     "'" + input_->path() + "' is " + std::to_string(bytes.size()) +
+                         " bytes and ends inside its attrs section (bytes " + std::to_string(offset) + " to " +
+                         std::to_string(offset + size) + ")",
+                     "the file was cut short (perf killed, partial copy); record or copy it again");
+  }
+  if (attr_size < pd::kAttrMinSize + 16) {
+    return MakeError(kExitDataErr, "perfdata.bad-attrs", "'" + input_->path() + "' has a damaged attrs section", hint);
   }
   uint64_t attr_bytes = attr_size - 16;
+  // Two claims on each entry's size: the header's attr_size and the attr's own size field. Trusting
+  // a wrong attr_size reads every attr from the wrong place (0 events, no word of it).
+  uint32_t own_size = size >= pd::kAttrMinSize ? Ld32(bytes.data() + offset + pd::kAttrSizeOff) : 0;
+  if (size % attr_size != 0 || (size != 0 && own_size != attr_bytes)) {
+    return MakeError(kExitDataErr, "perfdata.bad-attr-size",
+                     "'" + input_->path() + "': its header's attr_size " + std::to_string(attr_size) +
+                         " does not fit its attrs section (" + std::to_string(size) + " bytes, the first attr says " +
+                         std::to_string(own_size) + " + 16)",
+                     hint);
+  }
   // Written so that a huge attr_size cannot wrap around (found by fuzz/perfdata_fuzzer).
   for (uint64_t pos = offset; attr_size <= offset + size - pos; pos += attr_size) {
     uint64_t ids_off = Ld64(bytes.data() + pos + attr_bytes);
@@ -480,6 +508,13 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
     p += 4;
     if (!need(size)) return false;
     out->raw = std::span<const uint8_t>(p, size);
+    p += size;
+  }
+  // Bytes left over mean the sample_type does not describe this record (a flipped bit drops or
+  // adds a field, shifting every field after it): what was read is not this sample's.
+  if (!(st & pd::kSampleFieldsAfterRaw) && end - p >= 8) {
+    out->size_mismatch = true;
+    return false;
   }
   // Later fields (BRANCH_STACK, REGS_USER, … CGROUP) follow RAW; a tracepoint reader needs none.
   out->attr = attr;

@@ -39,6 +39,7 @@ struct PerfSample {
   uint64_t id = 0;
   const PerfAttr* attr = nullptr;
   std::span<const uint8_t> raw;  // tracepoint record starting at common_type; empty without RAW
+  bool size_mismatch = false;    // ParseSample false: longer than its sample_type's fields
 };
 
 // Counts from the open-time pass over every record header.
@@ -70,7 +71,7 @@ class PerfDataFile {
   uint64_t file_size() const { return input_->bytes().size(); }
 
   // Parses a SAMPLE record body (after the 8-byte header). False when it is shorter than its
-  // sample_type says (counted by the caller).
+  // sample_type says, or longer (out->size_mismatch; counted by the caller).
   bool ParseSample(std::span<const uint8_t> body, PerfSample* out) const;
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
   bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu) const;

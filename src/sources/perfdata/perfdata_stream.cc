@@ -65,7 +65,7 @@ void PerfSampleStream::ReadRound() {
 void PerfSampleStream::AddSample(std::span<const uint8_t> body, const uint8_t* record) {
   PerfSample s;
   if (!file_->ParseSample(body, &s)) {
-    diagnostics_->Bump(DiagId::kPerfdataBadSample);
+    diagnostics_->Bump(s.size_mismatch ? DiagId::kPerfdataSampleSizeMismatch : DiagId::kPerfdataBadSample);
     return;
   }
   if (s.raw.size() < 2) {

@@ -155,6 +155,7 @@ bool TextLineReader::NextLine(std::string_view* line) {
     const void* nl = std::memchr(start, '\n', left);
     size_t len = nl ? static_cast<const char*>(nl) - start : left;
     pos_ += len + (nl ? 1 : 0);
+    unterminated_ = nl == nullptr;
     *line = std::string_view(start, len);
     return true;
   }
@@ -170,6 +171,7 @@ bool TextLineReader::NextLine(std::string_view* line) {
     if (!Fill()) {
       if (buf_end_ == buf_begin_) return false;
       // Last line without a newline, or an over-long line: hand it out whole.
+      unterminated_ = buf_end_ - buf_begin_ < buf_size_;
       *line = std::string_view(buf_.get() + buf_begin_, buf_end_ - buf_begin_);
       buf_begin_ = buf_end_;
       return true;

@@ -30,6 +30,8 @@ class TextLineReader {
   bool NextLine(std::string_view* line);
   bool gzip() const { return gzip_; }
   bool truncated() const { return truncated_; }   // gzip stream ended early or was damaged
+  // The line NextLine gave last ended at the input's end without a newline (a cut file).
+  bool unterminated() const { return unterminated_; }
   uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ ? raw_done_ : pos_; }
   // 0 for a stream: its size is not known before its end.
   uint64_t bytes_total() const { return stream_ ? 0 : input_->bytes().size(); }
@@ -52,6 +54,7 @@ class TextLineReader {
   bool raw_end_ = false;
   std::span<const uint8_t> pending_;  // plain stream: raw bytes not yet copied into buf_
   bool truncated_ = false;
+  bool unterminated_ = false;
   size_t pos_ = 0;                // plain: offset of the next line in the map
   z_stream zs_{};
   bool zs_init_ = false, zs_done_ = false;

@@ -13,12 +13,13 @@ ChunkPrefetcher::~ChunkPrefetcher() {
   if (worker_.joinable()) worker_.join();
 }
 
-int ChunkPrefetcher::AddStream(std::span<const uint8_t> region) {
+int ChunkPrefetcher::AddStream(std::span<const uint8_t> region, int64_t chunks) {
   Stream s;
   s.region = region;
   ByteReader r(region);
   s.chunks_left = r.U32();
   if (!r.ok()) { s.chunks_left = 0; s.truncated = true; }
+  else if (chunks >= 0) s.chunks_left = static_cast<uint32_t>(chunks);
   s.done = s.chunks_left == 0;
   streams_.push_back(std::move(s));
   return static_cast<int>(streams_.size() - 1);

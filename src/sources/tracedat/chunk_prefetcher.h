@@ -33,8 +33,9 @@ class ChunkPrefetcher {
   ChunkPrefetcher(const ChunkPrefetcher&) = delete;
   ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
 
-  // Registers one CPU's chunk table; returns its stream index. Call before Start().
-  int AddStream(std::span<const uint8_t> region);
+  // Registers one CPU's chunk table; returns its stream index. Call before Start(). `chunks` >= 0
+  // overrides the count at the table's start (the header found it damaged).
+  int AddStream(std::span<const uint8_t> region, int64_t chunks = -1);
   // Starts the worker thread.
   void Start();
   // The next chunk of `stream` (the previous one's buffer is recycled); false when the table is done.

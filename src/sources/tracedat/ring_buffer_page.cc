@@ -1,5 +1,7 @@
 #include "sources/tracedat/ring_buffer_page.h"
 
+#include <algorithm>
+
 #include "format/event_format.h"
 
 namespace exitscope {
@@ -28,6 +30,7 @@ void RingBufferStats::Report(Diagnostics* d) const {
   if (missed_events) d->Bump(DiagId::kTracedatMissedEvents, missed_events);
   if (missed_unknown) d->Bump(DiagId::kTracedatMissedEventsUnknown, missed_unknown);
   if (ts_backwards) d->Bump(DiagId::kTracedatTimestampBackwards, ts_backwards);
+  if (zeroed_pages) d->Bump(DiagId::kTracedatZeroedPage, zeroed_pages);
 }
 
 bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,
@@ -43,6 +46,11 @@ bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,
   }
   page_ts_ = ts_ = LoadLe(page.data() + layout.ts_offset, layout.ts_size);
   uint64_t commit = LoadLe(page.data() + layout.commit_offset, layout.commit_size);
+  if (page_ts_ == 0 && commit == 0 &&
+      std::all_of(page.begin(), page.end(), [](uint8_t b) { return b == 0; })) {
+    ++stats->zeroed_pages;  // its records (if the page held any) are gone, unlike an empty page's
+    return false;
+  }
   uint64_t size = commit & kCommitMask;
   uint64_t room = page.size() - layout.data_offset;
   if (size > room) {

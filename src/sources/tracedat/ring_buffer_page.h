@@ -46,6 +46,7 @@ struct RingBufferStats {
   uint64_t missed_events = 0;     // events the kernel reported lost (stored counts)
   uint64_t missed_unknown = 0;    // pages flagged "events missed" without a count
   uint64_t ts_backwards = 0;      // a page starting before the previous page's last event
+  uint64_t zeroed_pages = 0;      // all zero bytes: no kernel page is (its stamp is never 0)
   void Report(Diagnostics* d) const;
   void Add(const RingBufferStats& o) {
     pages += o.pages;
@@ -54,6 +55,7 @@ struct RingBufferStats {
     missed_events += o.missed_events;
     missed_unknown += o.missed_unknown;
     ts_backwards += o.ts_backwards;
+    zeroed_pages += o.zeroed_pages;
   }
 };
 

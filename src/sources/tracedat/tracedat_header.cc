@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <unordered_set>
 
 #include "format/tracing_data.h"
 #include "base/byte_reader.h"
@@ -39,6 +40,7 @@ class HeaderParser {
   Result<std::span<const uint8_t>> LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
                                                uint16_t* flags = nullptr);
   Status ParseSections();
+  void ReconcileChunkTable(TraceDatCpuData* c);
 
   std::span<const uint8_t> file_;
   const std::string& path_;
@@ -183,6 +185,13 @@ Status HeaderParser::ParseOptions(ByteReader* r, uint64_t* next_options) {
     std::span<const uint8_t> data = r->Bytes(size);
     if (!r->ok()) return Truncated("its options");
     if (id == kOptDone) {  // v7: DONE carries the offset of the next options section
+      // Any other size hides where the next section (often the BUFFER option locating every
+      // CPU's data) is: reading on would give an empty trace, not a damaged one.
+      if (size != kDoneOptionSize - kOptionHeaderSize) {
+        return Corrupt("its DONE option has size " + std::to_string(size) + ", not " +
+                       std::to_string(kDoneOptionSize - kOptionHeaderSize) +
+                       ": the next options section (and the CPU data it locates) cannot be found");
+      }
       ByteReader d(data);
       *next_options = d.U64();
       return Status::Ok();
@@ -304,8 +313,14 @@ Status HeaderParser::ParseV7(ByteReader* r) {
                      "zlib, zstd and none are supported; `trace-cmd convert --compression none` "
                      "rewrites the file");
   }
-  // Options sections form a chain; guard against a loop in a damaged file.
-  for (int guard = 0; options != 0 && guard < 1024; ++guard) {
+  // Options sections form a chain; a damaged next offset may point back into it. Each section is
+  // read once: what follows the loop (if anything did) is lost, and said so.
+  std::unordered_set<uint64_t> seen;
+  while (options != 0) {
+    if (!seen.insert(options).second) {
+      diag_->Bump(DiagId::kTracedatOptionsLoop);
+      break;
+    }
     std::vector<uint8_t> storage;
     auto body = LoadSection(options, &storage);
     if (!body.ok()) return body.error();
@@ -321,8 +336,54 @@ Status HeaderParser::ParseV7(ByteReader* r) {
     uint16_t flags = h.U16();
     if (!h.ok()) return Truncated("its flyrecord section header");
     layout_.data_compressed = (flags & kSectionCompressed) != 0;
+    if (layout_.data_compressed) {
+      for (TraceDatCpuData& c : layout_.cpus) ReconcileChunkTable(&c);
+    }
   }
   return Status::Ok();
+}
+
+void HeaderParser::ReconcileChunkTable(TraceDatCpuData* c) {
+  // Two claims on one CPU's compressed data: the BUFFER option's size (without the count, as
+  // trace-cmd 3.1.6 writes it; with it, as 3.2.0 does in hip24-vmx) and the chunk count in front of
+  // the chunks. Each chunk header gives
+  // its own size, so walking them says which claim the file bears out.
+  ByteReader r(file_);
+  r.Seek(c->offset);
+  const uint32_t count = r.U32();
+  if (!r.ok()) return;  // the stream counts the cut
+  const uint64_t start = r.pos();
+  auto walk = [&](uint64_t limit, uint32_t max_chunks, uint32_t* chunks) {
+    uint64_t pos = start;
+    *chunks = 0;
+    while (*chunks < max_chunks && pos <= limit && limit - pos >= kCompressedBlockHeaderSize) {
+      ByteReader h(file_);
+      h.Seek(pos);
+      uint64_t csize = h.U32();
+      h.U32();
+      if (!h.ok() || csize > limit - pos - kCompressedBlockHeaderSize) break;
+      pos += kCompressedBlockHeaderSize + csize;
+      ++*chunks;
+    }
+    return pos - start;
+  };
+  const uint64_t file_end = file_.size();
+  uint32_t by_count = 0;
+  const uint64_t count_bytes = walk(file_end, count, &by_count);
+  auto fits_size = [&](uint64_t bytes) { return bytes == c->size || bytes + kChunkCountSize == c->size; };
+  if (by_count == count && fits_size(count_bytes)) return;  // the claims agree
+  const uint64_t size_limit = start + std::min<uint64_t>(c->size, file_end - std::min(file_end, start));
+  uint32_t by_size = 0;
+  const uint64_t size_bytes = walk(size_limit, UINT32_MAX, &by_size);
+  if (by_count == count && count_bytes > c->size) {
+    // A size too small (0 in the worst case) would drop chunks the count and the file hold.
+    diag_->Bump(DiagId::kTracedatCpuSizeMismatch);
+    c->size = count_bytes;
+  } else if (by_size > count && fits_size(size_bytes)) {
+    // A count too small (0 in the worst case) would drop chunks the size and the file hold.
+    diag_->Bump(DiagId::kTracedatChunkCountMismatch);
+    c->chunk_count = by_size;
+  }
 }
 
 Result<TraceDatLayout> HeaderParser::Parse() {

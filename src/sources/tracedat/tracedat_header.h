@@ -22,6 +22,7 @@ struct TraceDatCpuData {
   int32_t cpu = 0;
   uint64_t offset = 0;  // file offset of the CPU's pages (v7 compressed: of its chunk count)
   uint64_t size = 0;    // bytes in the file
+  int64_t chunk_count = -1;  // v7 compressed: chunks to read; -1 = the count the file holds
 };
 
 struct TraceDatLayout {

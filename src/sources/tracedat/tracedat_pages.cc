@@ -84,7 +84,7 @@ TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters*
   if (size < data.size && window_.hi_ns == UINT64_MAX) ++counters->chunks_truncated;
   region_ = bytes.subspan(off, size);
   if (prefetcher_) {
-    prefetch_stream_ = prefetcher_->AddStream(region_);
+    prefetch_stream_ = prefetcher_->AddStream(region_, data.chunk_count);
   } else {
     pages_ = region_;
     windowed_ = window_.active;
@@ -168,6 +168,7 @@ bool TraceDatCpuStream::NextPage() {
   walker_.Begin(page, shared_->page_layout, &page_stats_, &missed);
   in_page_ = true;
   uint64_t page_ts = shared_->clock.ToNs(walker_.page_ts());
+  if (page_stats_.zeroed_pages) return true;  // no stamp to check time against: counted as zeroed
   if (page_ts < last_page_ts_) ++page_stats_.ts_backwards;
   // A page stamped before the record or the page walked last: the cut by time may have put this
   // page (and its counts) in no window, or in two. Page stamps count even on pages without records.
