@@ -209,7 +209,10 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
   std::stable_sort(a.classes.begin(), a.classes.end(),
                    [](const auto& x, const auto& y) { return x.exits > y.exits; });
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
+  const bool arm64 = isas.count(Isa::kArm64) != 0;
+  const bool x86 = isas.count(Isa::kVmx) || isas.count(Isa::kSvm) || !arm64;
   for (const Rule& r : rules) {
+    if ((r.isa == RuleIsa::kX86 && !x86) || (r.isa == RuleIsa::kArm64 && !arm64)) continue;
     MatchedExits m;
     for (const AdvisedExit& e : profile.exits) {
       if (r.match(e, profile)) m.push_back(&e);
