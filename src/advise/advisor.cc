@@ -193,7 +193,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
     if (bench->emulated) {
       a.bench_warning = "the bench ran without VMX/SVM (emulated guest): its round trips are emulator costs";
     } else if (host != Isa::kUnknown && !isas.empty() && !isas.count(host)) {
-      auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : "an AMD SVM"; };
+      auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : i == Isa::kSvm ? "an AMD SVM" : "an arm64"; };
       a.bench_warning = fmt::format("the bench ran on {} host ({}), the trace on {} one: the prices come from "
                                     "another machine", name(host), bench->vendor, name(*isas.begin()));
     }

@@ -156,7 +156,10 @@ int RunReportCommand(int argc, char** argv) {
   }, clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
-  Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
+  Isa isa = report.context.isa == "vmx"     ? Isa::kVmx
+            : report.context.isa == "svm"   ? Isa::kSvm
+            : report.context.isa == "arm64" ? Isa::kArm64
+                                            : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
 
   std::string out = json ? RenderJsonReport(report)

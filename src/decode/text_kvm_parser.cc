@@ -151,6 +151,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     return true;
   }
   Isa isa = IsaFromReasonName(reason);
+  if (isa == Isa::kArm64) isa = Isa::kUnknown;  // an x86 line: arm64's kvm_exit reads as Arm64Exit
   if (isa != Isa::kUnknown) {
     if (isa_ != Isa::kUnknown && isa != isa_) {
       diagnostics_->Bump(DiagId::kTextMixedIsa);
