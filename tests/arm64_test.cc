@@ -369,6 +369,19 @@ TEST(Arm64Test, BreakdownsCountWhatTheTextShowsInsideTimedExits) {
   EXPECT_EQ(j["totals"]["arm64_irq_events"]["kvm_timer_update_irq"], 913);
 }
 
+TEST(Arm64Test, ReasonFilterTakesArm64NamesAndRefusesX86Ones) {
+  const std::string bin = std::string(EXITSCOPE_BINARY) + " report --json --reason ";
+  auto sys = testing::RunCommand(bin + "SYS64 '" + kDir + "trace.dat' 2>/dev/null");
+  ASSERT_EQ(sys.status, 0);
+  nlohmann::json j = nlohmann::json::parse(sys.out, nullptr, false);
+  ASSERT_EQ(j["groups"][0]["reasons"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["reasons"][0]["count"], 150);
+  // An x86 name on an arm64 trace is a usage error (64) naming the trace's ISA, not an empty report.
+  auto ept = testing::RunCommand(bin + "EPT_VIOLATION '" + kDir + "trace.dat' 2>&1");
+  EXPECT_EQ(ept.status, 64);
+  EXPECT_NE(ept.out.find("this trace is arm64"), std::string::npos) << ept.out;
+}
+
 TEST(Arm64Test, ExceptionClassNamesAsEsrAndPerfSpellThem) {
   EXPECT_EQ(ExitReasonName(Isa::kArm64, Arm64ExitKey(kArmExceptionTrap, 0x18)), "SYS64");
   EXPECT_EQ(ExitReasonName(Isa::kArm64, Arm64ExitKey(kArmExceptionTrap, 0x24)), "DABT_LOW");
