@@ -52,6 +52,7 @@ void ExpectGolden(const std::string& rel, const std::string& args, const std::st
 }
 
 TEST(AdviseGolden, Hip24TwoVcpuText) { ExpectGolden("hip24-vmx/host-2vcpu-6.5.dat", "", "hip24-2vcpu.txt"); }
+TEST(AdviseGolden, Arm64Text) { ExpectGolden("nested-arm64-6.1/trace.dat", "", "arm64-6.1.txt"); }
 TEST(AdviseGolden, Hip24OneVcpuText) { ExpectGolden("hip24-vmx/host-1vcpu-6.5.dat", "", "hip24-1vcpu.txt"); }
 TEST(AdviseGolden, KvmprobeSvmText) {
   ExpectGolden("nested-svm-6.1/kvmprobe-200.trace.dat", "", "kvmprobe-200.txt");

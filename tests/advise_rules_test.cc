@@ -210,7 +210,11 @@ TEST(AdviseRules, CpuidLoopFlagsNothing) {
   for (int i = 0; i < 500; ++i) s.Exit(3, Isa::kVmx, kVmxCpuid, 800);
   Advice a = s.Run();
   EXPECT_TRUE(a.findings.empty()) << RenderAdviceText(a, "synthetic");
-  EXPECT_EQ(a.not_flagged.size(), AdviseRules().size());
+  // Every rule checked, the arm64-only ones excepted (a VMX trace).
+  size_t x86_rules = 0;
+  for (const Rule& r : AdviseRules()) x86_rules += r.isa != RuleIsa::kArm64;
+  EXPECT_LT(x86_rules, AdviseRules().size());
+  EXPECT_EQ(a.not_flagged.size(), x86_rules);
   ReportContext context;
   context.source = "synthetic";
   auto j = nlohmann::json::parse(RenderAdviceJson(a, context, {}));

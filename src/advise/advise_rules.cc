@@ -10,6 +10,7 @@
 
 #include "advise/advisor.h"
 #include "advise/rule_support.h"
+#include "decode/arm64_names.h"
 
 namespace exitscope {
 namespace {
@@ -319,7 +320,10 @@ std::vector<EvidenceItem> EvidenceFault(const MatchedExits& m, const ExitProfile
 }
 
 // ---- HLT --------------------------------------------------------------------------------------------------
-bool MatchHlt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && !e.userspace; }
+// arm64 WFx exits are WFI halts unless kvm_wfx_arm64 said WFE (a yield, no halt).
+bool MatchHlt(const AdvisedExit& e, const ExitProfile&) {
+  return e.exit_class == ExitClass::kHlt && !e.userspace && !e.wfe;
+}
 // HLT that KVM hands to the VMM (KVM_EXIT_HLT): there is no in-kernel local APIC to wait on.
 bool MatchVmmHalt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && e.userspace; }
 Pricing PriceVmmHalt(const MatchedExits& m, const ExitProfile& p) {
@@ -589,6 +593,29 @@ std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile
   return ev;
 }
 
+// ---- arm64 system-register traps ---------------------------------------------------------------------------
+bool MatchArm64PmuReg(const AdvisedExit& e, const ExitProfile&) {
+  return e.isa == Isa::kArm64 && e.has_sysreg && IsArm64PmuSysReg(e.sysreg);
+}
+bool MatchArm64TimerReg(const AdvisedExit& e, const ExitProfile&) {
+  return e.isa == Isa::kArm64 && e.has_sysreg && IsArm64TimerSysReg(e.sysreg);
+}
+// Every other SYS64 trap, named by kvm_sys_access or not (then the PCs say where).
+bool MatchArm64OtherReg(const AdvisedExit& e, const ExitProfile& p) {
+  return e.isa == Isa::kArm64 && e.exit_class == ExitClass::kSysReg && !MatchArm64PmuReg(e, p) &&
+         !MatchArm64TimerReg(e, p);
+}
+std::vector<EvidenceItem> EvidenceSysReg(const MatchedExits& m, const ExitProfile& p) {
+  auto ev = CountTime(m, p);
+  ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
+                  if (!e.has_sysreg) return std::string("register unknown (no kvm_sys_access / kvm_handle_sys_reg)");
+                  std::string name = Arm64SysRegName(e.sysreg);
+                  if (name.empty()) name = Arm64SysRegGenericName(e.sysreg);
+                  return fmt::format("{} {} {}", name, Arm64SysRegTuple(e.sysreg), e.sysreg_write ? "write" : "read");
+                })});
+  return ev;
+}
+
 // x2APIC ICR writes are WRMSRs KVM answers itself; xAPIC ICR writes (APIC_WRITE) are priced as an
 // in-kernel exit.
 Pricing BenchIpi(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
@@ -627,32 +654,32 @@ const Rule kRules[] = {
      "host-side hardware breakpoints on the guest (KVM_SET_GUEST_DEBUG / gdbstub), a nested hypervisor "
      "intercepting DRs, or an old host kernel.",
      MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr,
-     BenchInKernelExit},
+     BenchInKernelExit, RuleIsa::kX86},
     {"ipi", "IPIs: ICR writes exit on the sender",
      "Enable IPI virtualization (Intel IPIv: kvm_intel.enable_ipiv, AMD AVIC) or PV send-IPI "
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
-     MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi},
+     MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi, RuleIsa::kX86},
     {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
      "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
      "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
      "…,+tsc-deadline), whose writes KVM takes on its fast path with the VMX preemption timer "
      "(kvm_intel.preemption_timer=1).",
-     MatchTimer, kMinExits, kMinShare, Removes::kHandling, PriceTimer, EvidenceMsr, nullptr},
+     MatchTimer, kMinExits, kMinShare, Removes::kHandling, PriceTimer, EvidenceMsr, nullptr, RuleIsa::kX86},
     {"apic-write", "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
      MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic,
-     BenchInKernelExit},
+     BenchInKernelExit, RuleIsa::kX86},
     {"pmu", "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
-     MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit},
+     MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit, RuleIsa::kX86},
     {"msr", "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
      "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
      "trip to user space each: handle hot ones in the kernel.",
-     MatchMsrOther, kMinExits, kMinShare, Removes::kExit, PriceMsrOther, EvidenceMsr, BenchMsr},
+     MatchMsrOther, kMinExits, kMinShare, Removes::kExit, PriceMsrOther, EvidenceMsr, BenchMsr, RuleIsa::kX86},
     {"ept-fault", "EPT violation / NPF storms (guest memory faulted in)",
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
      "memory compaction/KSM/swap under the VM; faults right after boot are normal warm-up.",
@@ -664,7 +691,7 @@ const Rule kRules[] = {
     {"vmm-halt", "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
      "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
-     MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt},
+     MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt, RuleIsa::kX86},
     {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
@@ -675,6 +702,21 @@ const Rule kRules[] = {
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "
      "keep other tasks off those CPUs.",
      MatchNoise, kMinExits, kMinShare, Removes::kExit, PriceNoise, EvidenceNoise, nullptr},
+    {"arm64-pmu", "arm64 PMU system-register traps",
+     "The guest programs its vPMU (perf, a PMU-based watchdog, a driver probing counters): each access "
+     "traps to KVM. If nobody profiles inside, create the vCPU without a PMU (QEMU -cpu …,pmu=off; a VMM: "
+     "no KVM_ARM_VCPU_PMU_V3 feature).",
+     MatchArm64PmuReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
+    {"arm64-timer", "arm64 generic-timer register traps",
+     "Timer and counter registers the guest reaches that KVM emulates by trapping (the EL1 physical timer "
+     "CNTP_*, counters KVM has to offset): use the virtual timer and counter in the guest (Linux's default "
+     "in a VM) and reprogram less (nohz idle re-arms the timer before every WFI).",
+     MatchArm64TimerReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
+    {"arm64-sysreg", "other arm64 system-register traps (SYS64)",
+     "Find who touches these registers at the PCs listed: ID-register reads at run time can be cached in "
+     "the guest, set/way cache maintenance (DC CISW/CSW/ISW) belongs to firmware and boot, and VM control "
+     "registers trap only until the guest has its MMU and caches on (HCR_EL2.TVM).",
+     MatchArm64OtherReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
 };
 
 }  // namespace

@@ -193,7 +193,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
     if (bench->emulated) {
       a.bench_warning = "the bench ran without VMX/SVM (emulated guest): its round trips are emulator costs";
     } else if (host != Isa::kUnknown && !isas.empty() && !isas.count(host)) {
-      auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : "an AMD SVM"; };
+      auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : i == Isa::kSvm ? "an AMD SVM" : "an arm64"; };
       a.bench_warning = fmt::format("the bench ran on {} host ({}), the trace on {} one: the prices come from "
                                     "another machine", name(host), bench->vendor, name(*isas.begin()));
     }
@@ -209,7 +209,10 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
   std::stable_sort(a.classes.begin(), a.classes.end(),
                    [](const auto& x, const auto& y) { return x.exits > y.exits; });
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
+  const bool arm64 = isas.count(Isa::kArm64) != 0;
+  const bool x86 = isas.count(Isa::kVmx) || isas.count(Isa::kSvm) || !arm64;
   for (const Rule& r : rules) {
+    if ((r.isa == RuleIsa::kX86 && !x86) || (r.isa == RuleIsa::kArm64 && !arm64)) continue;
     MatchedExits m;
     for (const AdvisedExit& e : profile.exits) {
       if (r.match(e, profile)) m.push_back(&e);

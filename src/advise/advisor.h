@@ -81,6 +81,10 @@ struct NotFlagged {
 
 using MatchedExits = std::vector<const AdvisedExit*>;
 
+// The host ISAs a rule is about: x86 rules (APIC, MSRs, DRs) are not checked on an arm64 trace, nor
+// arm64's (system registers) on an x86 one; kAny rules run on every trace.
+enum class RuleIsa : uint8_t { kAny, kX86, kArm64 };
+
 struct Rule {
   std::string_view id;
   std::string_view title;
@@ -95,6 +99,7 @@ struct Rule {
   std::vector<EvidenceItem> (*evidence)(const MatchedExits& m, const ExitProfile& p);
   // From the bench's round trips (source kBench), or nullptr when no bench test measures this fix.
   Pricing (*bench_price)(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b);
+  RuleIsa isa = RuleIsa::kAny;
 };
 
 std::span<const Rule> AdviseRules();

@@ -58,9 +58,18 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
         x.gpa = d.key;
         break;
       case EventKind::kPageFault:
+      case EventKind::kGuestFault:
         x.page_fault = true;
         x.fault_addr = d.key;
         break;
+      case EventKind::kSysReg:
+      case EventKind::kHandleSysReg:
+        if (x.has_sysreg && d.kind == EventKind::kHandleSysReg) break;  // kvm_sys_access said it
+        x.has_sysreg = true;
+        x.sysreg = static_cast<uint32_t>(d.key);
+        x.sysreg_write = d.write;
+        break;
+      case EventKind::kWfx: x.wfe = d.key != 0; break;
       default:
         break;
     }

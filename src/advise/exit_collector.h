@@ -51,6 +51,10 @@ struct AdvisedExit {
   uint64_t fault_addr = 0;
   bool has_apic = false, apic_write = false;
   uint32_t apic_reg = 0;
+  // arm64: the trapped system register (kvm_sys_access, or kvm_handle_sys_reg's ESR), a WFE.
+  bool has_sysreg = false, sysreg_write = false;
+  uint32_t sysreg = 0;  // sys_reg() encoding (decode/arm64_exit_codes.h)
+  bool wfe = false;
 };
 
 // One host vCPU thread's exits, for rates per thread (not diluted over the other vCPUs and VMs).

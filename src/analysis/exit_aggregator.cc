@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "decode/arm64_names.h"
 #include "decode/exit_reason_codes.h"
 #include "decode/exit_qualification.h"
 #include "decode/exit_reasons.h"
@@ -35,7 +36,12 @@ bool Broken(EventKind k) {
     case EventKind::kFastMmio:
     case EventKind::kCr:
     case EventKind::kHypercall:
-    case EventKind::kUserspaceExit: return true;
+    case EventKind::kUserspaceExit:
+    case EventKind::kSysReg:
+    case EventKind::kHandleSysReg:
+    case EventKind::kHvcArm64:
+    case EventKind::kWfx:
+    case EventKind::kGuestFault: return true;
     default: return false;
   }
 }
@@ -49,6 +55,10 @@ std::string_view DetailKindName(EventKind k) {
     case EventKind::kCr: return "cr";
     case EventKind::kHypercall: return "hypercall";
     case EventKind::kUserspaceExit: return "userspace";
+    case EventKind::kSysReg: return "sysreg";
+    case EventKind::kHvcArm64: return "hvc";
+    case EventKind::kWfx: return "wfx";
+    case EventKind::kGuestFault: return "guest_fault";
     default: return "other";
   }
 }
@@ -160,11 +170,22 @@ void ExitAggregator::OnUntimedExit(const ExitSample& s) {
 
 void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
   // Detail events of an untimed exit may be partial; what the exit itself carries is not.
+  // arm64: kvm_sys_access names the trapped register; kvm_handle_sys_reg's ESR only where it is absent.
+  bool sys_access = false;
+  for (int i = 0; i < s.detail_count; ++i) sys_access |= s.details[i].kind == EventKind::kSysReg;
   for (int i = 0; timed && i < s.detail_count; ++i) {
     const ExitDetail& d = s.details[i];
     if (!Broken(d.kind)) continue;
+    if (d.kind == EventKind::kHandleSysReg && sys_access) continue;
     DetailKey k{static_cast<uint8_t>(d.kind), 0, 0, d.key};
     switch (d.kind) {
+      case EventKind::kSysReg:
+      case EventKind::kHandleSysReg:
+        k.kind = static_cast<uint8_t>(EventKind::kSysReg);
+        k.access = d.write;
+        break;
+      case EventKind::kHvcArm64: k.size = d.aux; break;  // the immediate
+      case EventKind::kGuestFault: k.access = static_cast<uint8_t>(d.aux); break;
       case EventKind::kMsr:
       case EventKind::kCr: k.access = d.write; k.size = d.kind == EventKind::kCr ? d.size : 0; break;
       case EventKind::kPio: k.access = d.write; k.size = d.size; break;
@@ -321,6 +342,28 @@ void ExitAggregator::Fill(Report* report) const {
         case EventKind::kCr: row.name = CrName(static_cast<uint32_t>(k.key)); row.access = k.access ? "write" : "read"; break;
         case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
         case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
+        case EventKind::kSysReg: {
+          const auto enc = static_cast<uint32_t>(k.key);
+          row.name = Arm64SysRegName(enc);
+          if (row.name.empty()) row.name = Arm64SysRegGenericName(enc);
+          row.key_text = Arm64SysRegTuple(enc);
+          row.access = k.access ? "write" : "read";
+          break;
+        }
+        case EventKind::kHvcArm64:
+          row.name = std::string(Arm64HvcFunctionName(k.key));
+          row.access = fmt::format("imm {:#x}", k.size);
+          row.size = 0;
+          break;
+        case EventKind::kWfx:
+          row.name = std::string(Arm64WfxName(k.key != 0));
+          row.key_text = std::to_string(k.key);
+          break;
+        case EventKind::kGuestFault: {
+          static constexpr std::string_view kAccess[] = {"read", "write", "fetch", "other"};
+          row.access = std::string(kAccess[k.access & 3]);
+          break;
+        }
         default: break;
       }
     }

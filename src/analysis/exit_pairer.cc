@@ -30,6 +30,11 @@ bool MovesRip(Isa isa, uint32_t reason) {
       default: return reason >= kSvmSevCodes;
     }
   }
+  // arm64 (arch/arm64/kvm/arm.c, hyp/include/hyp/adjust_pc.h): KVM defers a trap's PC increment and
+  // any exception it injects to the next run (__kvm_adjust_pc, after kvm_entry is traced) unless
+  // KVM_RUN returns to the VMM first, so an entry resumes at the exit's PC or one instruction on.
+  // SErrors, illegal exception returns and a hyp stub that is gone are not followed that closely.
+  if (isa == Isa::kArm64) return !(reason < kArm64NonTrapBase || reason == kArm64ExitIrq);
   return true;  // unknown ISA: nothing to check against
 }
 
@@ -45,8 +50,15 @@ bool RunsNested(Isa isa, uint32_t reason) {
   return isa == Isa::kSvm && (reason == kSvmVmrun || (reason >= kSvmVmload && reason <= kSvmClgi));
 }
 
+// Exits that block the vCPU until an interrupt: HLT, arm64 WFI (kvm_vcpu_wfi -> kvm_vcpu_halt; a
+// WFE only yields, kvm_vcpu_on_spin, and is told apart by kvm_wfx_arm64).
 bool IsHlt(Isa isa, uint32_t reason) {
-  return isa == Isa::kVmx ? reason == kVmxHlt : isa == Isa::kSvm && reason == kSvmHlt;
+  switch (isa) {
+    case Isa::kVmx: return reason == kVmxHlt;
+    case Isa::kSvm: return reason == kSvmHlt;
+    case Isa::kArm64: return reason == kEsrEcWfx;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -103,8 +115,15 @@ void ExitPairer::OnEvent(const KvmEvent& e) {
     case EventKind::kPageFault:
     case EventKind::kEmulateInsn:
     case EventKind::kFastMmio:
-    case EventKind::kApic: OnDetail(e, State(e.tid)); break;
+    case EventKind::kApic:
+    case EventKind::kSysReg:
+    case EventKind::kHandleSysReg:
+    case EventKind::kHvcArm64:
+    case EventKind::kWfx:
+    case EventKind::kGuestFault: OnDetail(e, State(e.tid)); break;
     case EventKind::kVcpuWakeup: OnWakeup(e, State(e.tid)); break;
+    case EventKind::kTimerIrq: ++counts_.timer_irqs; break;
+    case EventKind::kVgicIrq: ++counts_.vgic_irqs; break;
     default: break;
   }
 }
@@ -147,6 +166,7 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   s.details_dropped = 0;
   t.emulated = false;
   t.woken = false;
+  t.wfe = false;
   t.silence_at_exit = counts_.silences;
   if (!t.nested && RunsNested(e.isa, e.reason)) t.nested = true;
   if (e.ts_ns < start_cutoff_ns_) {
@@ -205,7 +225,7 @@ void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
     diagnostics_->Bump(DiagId::kPairResumeMismatch);
     return;
   }
-  const bool hlt = IsHlt(s.isa, s.reason);
+  const bool hlt = IsHlt(s.isa, s.reason) && !t.wfe;
   if (t.silence_at_exit != counts_.silences && !s.to_userspace && !hlt && !t.woken) {
     EmitUntimed(t);
     diagnostics_->Bump(DiagId::kPairExitAcrossSilence);
@@ -255,6 +275,7 @@ void ExitPairer::OnWakeup(const KvmEvent& e, ThreadState& t) {
 void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
   if (e.kind == EventKind::kUserspaceExit) ++counts_.userspace_exits;
   else if (e.kind == EventKind::kEmulateInsn) t.emulated = true;
+  else if (e.kind == EventKind::kWfx) t.wfe = e.aux != 0;
   if (!t.has_open) {
     diagnostics_->Bump(DiagId::kPairDetailOutsideExit);
     return;
@@ -281,6 +302,8 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
     case EventKind::kMsr: d.failed = e.error_code != 0; break;
     case EventKind::kUserspaceExit: d.key = e.reason; break;
     case EventKind::kPio: d.aux = e.count; break;
+    case EventKind::kHvcArm64: d.aux = static_cast<uint32_t>(e.info2); break;  // the HVC immediate
+    case EventKind::kWfx: d.key = e.aux; break;                                  // is_wfe
     default: break;
   }
 }

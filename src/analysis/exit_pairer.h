@@ -80,7 +80,7 @@ class ExitSampleSink {
 
 // A gap in the whole trace's kvm events this long is a silence of every CPU (see the header).
 inline constexpr uint64_t kSilenceNs = 100'000'000;
-// x86's longest instruction (MAX_INSN_SIZE, arch/x86/include/asm/insn.h).
+// x86's longest instruction (MAX_INSN_SIZE, arch/x86/include/asm/insn.h); arm64's are 4 bytes.
 inline constexpr uint64_t kMaxInsnBytes = 15;
 
 struct PairerCounts {
@@ -94,6 +94,8 @@ struct PairerCounts {
   uint64_t wakeups_invalid = 0;  // ... spurious (valid = 0)
   uint64_t silences = 0;         // gaps of kSilenceNs or more between consecutive kvm events
   uint64_t silence_ns = 0;       // their summed length
+  uint64_t timer_irqs = 0;       // arm64 kvm_timer_update_irq events seen (a timer line changed)
+  uint64_t vgic_irqs = 0;        // arm64 vgic_update_irq_pending events seen (an IRQ made pending)
 };
 
 class ExitPairer {
@@ -114,6 +116,7 @@ class ExitPairer {
     bool nested = false;        // the thread ran VMX/SVM instructions: a nested hypervisor
     bool emulated = false;      // a kvm_emulate_insn inside the open exit
     bool woken = false;         // a kvm_vcpu_wakeup inside the open exit
+    bool wfe = false;           // arm64: kvm_wfx_arm64 says the open WFx exit is a WFE (no halt)
     uint8_t last_level = 0;     // kvm_entry guest_mode of the last entry + 1 (0: not recorded)
     uint64_t silence_at_exit = 0;  // counts_.silences when the open exit began
   };

@@ -78,6 +78,8 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   report.totals.wakeups_invalid = pc.wakeups_invalid;
   report.totals.silences = pc.silences;
   report.totals.silence_ns = pc.silence_ns;
+  report.totals.timer_irqs = pc.timer_irqs;
+  report.totals.vgic_irqs = pc.vgic_irqs;
   aggregator.Fill(&report);
 
   Diagnostics all = source.diagnostics();

@@ -121,15 +121,19 @@ Result<Filters> ParseFilters(const FilterArgs& a) {
 
 Status CheckReasonForIsa(const Filters& f, Isa isa) {
   if (f.reason.empty() || isa == Isa::kUnknown || !f.reason_codes.of(isa).empty()) return Status::Ok();
-  Isa other = isa == Isa::kVmx ? Isa::kSvm : Isa::kVmx;
+  auto isa_name = [](Isa i) { return i == Isa::kVmx ? "VMX" : i == Isa::kSvm ? "SVM" : "arm64"; };
+  const Isa from = !f.reason_codes.vmx.empty() ? Isa::kVmx : !f.reason_codes.svm.empty() ? Isa::kSvm : Isa::kArm64;
+  std::string what = from == Isa::kArm64 || isa == Isa::kArm64
+                         ? std::string(" exit reason, and this trace is ") + isa_name(isa)
+                         : std::string(" exit reason with no ") + isa_name(isa) + " equivalent, and this trace is " +
+                               isa_name(isa);
+  const char* hint = isa == Isa::kVmx ? "use a VMX name (CR_ACCESS, DR_ACCESS, EPT_VIOLATION, IO_INSTRUCTION, HLT …); "
+                     : isa == Isa::kSvm ? "use an SVM name (read_cr4, write_dr7, npf, io, msr, hlt …); "
+                                        : "use an arm64 name (SYS64, DABT_LOW, HVC64, WFx, IRQ …); ";
   return Usage("cli.reason-not-in-trace",
-               "--reason " + f.reason + " is a" + (other == Isa::kVmx ? " VMX" : "n SVM") +
-                   " exit reason with no " + std::string(isa == Isa::kVmx ? "VMX" : "SVM") +
-                   " equivalent, and this trace is " + std::string(isa == Isa::kVmx ? "VMX" : "SVM"),
-               isa == Isa::kVmx ? "use a VMX name (CR_ACCESS, DR_ACCESS, EPT_VIOLATION, IO_INSTRUCTION, HLT …); "
-                                  "`exitscope report` without --reason lists the trace's reasons"
-                                : "use an SVM name (read_cr4, write_dr7, npf, io, msr, hlt …); "
-                                  "`exitscope report` without --reason lists the trace's reasons");
+               "--reason " + f.reason + " is a" + (from == Isa::kVmx ? " VMX" : from == Isa::kSvm ? "n SVM" : "n arm64") +
+                   what,
+               std::string(hint) + "`exitscope report` without --reason lists the trace's reasons");
 }
 
 Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,

@@ -32,7 +32,13 @@ time a halted vCPU (HLT) waited for work is BLOCKED, shown apart. Where kvm:kvm_
 recorded it gives each halt's polled and waited time; without it a HLT exit's whole time is
 blocked (pair.hlt_blocked_without_wakeup says how many). TO VMM (exits that went to the VMM,
 with the in-kernel / VMM split lines) needs kvm:kvm_userspace_exit in the trace; without it the
-split is unknown and not shown.)";
+split is unknown and not shown.
+
+arm64 hosts: exits are named as `perf kvm stat` names them there (a TRAP by its exception class:
+SYS64, DABT_LOW, HVC64, WFx …; else IRQ, SERROR, ILLEGAL, HYP_GONE) and timed the same way,
+kvm_exit -> next kvm_entry; a WFI's wait is BLOCKED as HLT's. perf kvm stat on arm64 measures
+the other interval, kvm_entry -> kvm_exit (guest run time, keyed by the exit ending it;
+tools/perf/arch/arm64/util/kvm-stat.c): its times are not ours to compare, its counts are.)";
 
 constexpr const char* kReportInputsText =
     ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).";
@@ -152,7 +158,10 @@ int RunReportCommand(int argc, char** argv) {
   }, clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
-  Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
+  Isa isa = report.context.isa == "vmx"     ? Isa::kVmx
+            : report.context.isa == "svm"   ? Isa::kSvm
+            : report.context.isa == "arm64" ? Isa::kArm64
+                                            : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
 
   std::string out = json ? RenderJsonReport(report)

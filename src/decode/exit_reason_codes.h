@@ -1,11 +1,13 @@
 // The raw exit-reason codes that advisor rules and exit-site matching key on. Names for display come
 // from decode/exit_reasons.h; these are only the handful of numbers the rules need to compare against.
 // VMX: arch/x86/include/uapi/asm/vmx.h (basic reason, low 16 bits). SVM: arch/x86/include/uapi/asm/svm.h.
+// arm64: its own table, decode/arm64_exit_codes.h (esr.h exception classes, kvm_asm.h exit types).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
+#include "decode/arm64_exit_codes.h"
 #include "model/kvm_event.h"
 
 namespace exitscope {
@@ -79,12 +81,13 @@ enum class ExitClass : uint8_t {
   kOther, kHlt, kMsrRead, kMsrWrite, kMsr /* SVM: direction in exit_info1 */, kCpuid, kIo, kDr,
   kPageFault /* EPT violation / NPF */, kMmioFault /* EPT misconfig: KVM's MMIO fast path */, kExternalInterrupt, kPause, kApicWrite,
   kApicAccess, kRdpmc, kPreemptionTimer,
+  kSysReg /* arm64 SYS64: a trapped MRS/MSR or system instruction */, kHypercall /* arm64 HVC64/SMC64 */,
 };
 
 inline constexpr std::string_view kExitClassNames[] = {
     "other", "HLT", "MSR read", "MSR write", "MSR", "CPUID", "port IO", "debug register",
     "EPT violation/NPF", "MMIO (EPT misconfig)", "external interrupt", "PAUSE", "APIC write",
-    "APIC access", "RDPMC", "preemption timer"};
+    "APIC access", "RDPMC", "preemption timer", "system register", "HVC/SMC"};
 inline std::string_view ExitClassName(ExitClass c) { return kExitClassNames[static_cast<int>(c)]; }
 
 inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
@@ -120,6 +123,17 @@ inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
       case kSvmNpf: return ExitClass::kPageFault;
       case kSvmAvicIncompleteIpi: return ExitClass::kApicWrite;
       case kSvmAvicUnaccelerated: return ExitClass::kApicAccess;
+      default: return ExitClass::kOther;
+    }
+  }
+  if (isa == Isa::kArm64) {
+    switch (reason) {
+      case kArm64ExitIrq: return ExitClass::kExternalInterrupt;
+      case kEsrEcWfx: return ExitClass::kHlt;  // WFI (and WFE: kvm_wfx_arm64 tells them apart)
+      case kEsrEcSys64: return ExitClass::kSysReg;
+      case kEsrEcHvc64: case kEsrEcSmc64: return ExitClass::kHypercall;
+      // Stage-2 aborts: a fault on unmapped guest memory, or MMIO (then kvm_mmio follows).
+      case kEsrEcDabtLow: case kEsrEcIabtLow: return ExitClass::kPageFault;
       default: return ExitClass::kOther;
     }
   }

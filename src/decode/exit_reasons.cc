@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <span>
 
+#include "decode/arm64_exit_codes.h"
 #include "decode/exit_reason_codes.h"
 
 namespace exitscope {
@@ -184,6 +185,36 @@ constexpr std::pair<std::string_view, std::string_view> kEquivalent[] = {
     {"TRIPLE_FAULT", "shutdown"},        {"INIT_SIGNAL", "init"},       {"BUS_LOCK", "buslock"},
 };
 
+// arm64: a TRAP's exception class, or another exit type (decode/arm64_exit_codes.h); "SERROR" is both
+// (an SError exit, and the SError exception class) and selects both.
+void MatchArm64(std::string_view name, std::vector<uint32_t>* out) {
+  if (auto u = ParseUnknown(name)) {
+    out->push_back(*u);
+    return;
+  }
+  for (const auto& c : kArm64ExceptionClasses) {
+    if (EqualsNoCase(c.name, name)) out->push_back(c.code);
+  }
+  for (const auto& t : kArm64ExitTypes) {
+    if (t.code != kArmExceptionTrap && EqualsNoCase(t.name, name)) out->push_back(kArm64NonTrapBase + t.code);
+  }
+}
+
+std::string Arm64ReasonName(uint32_t key) {
+  if (Arm64IsTrap(key)) {
+    for (const auto& c : kArm64ExceptionClasses) {
+      if (c.code == key) return std::string(c.name);
+    }
+    return Unknown(key);
+  }
+  for (const auto& t : kArm64ExitTypes) {
+    if (kArm64NonTrapBase + t.code == key) return std::string(t.name);
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "UNKNOWN_EXIT(0x%x)", key - kArm64NonTrapBase);
+  return buf;
+}
+
 void AddOnce(std::vector<uint32_t>* v, uint32_t code) {
   for (uint32_t c : *v) {
     if (c == code) return;
@@ -218,6 +249,9 @@ ReasonCodes ReasonCodesFromName(std::string_view name) {
       if (auto c = MatchOne(Isa::kVmx, v)) AddOnce(&out.vmx, *c);
     }
   }
+  std::vector<uint32_t> arm64;  // no x86 equivalents: the classes are not x86 exit reasons
+  MatchArm64(name, &arm64);
+  for (uint32_t c : arm64) AddOnce(&out.arm64, c);
   return out;
 }
 
@@ -239,6 +273,7 @@ std::string ExitReasonName(Isa isa, uint32_t exit_reason) {
     const ReasonName* r = Find(kSvmReasons, exit_reason);
     return r ? std::string(r->name) : Unknown(exit_reason);
   }
+  if (isa == Isa::kArm64) return Arm64ReasonName(exit_reason);
   return Unknown(exit_reason);
 }
 
@@ -250,6 +285,12 @@ std::optional<uint32_t> ExitReasonFromName(Isa isa, std::string_view name) {
     Isa guess = IsaFromReasonName(name);
     if (guess == Isa::kUnknown) return ParseUnknown(name);
     isa = guess;
+  }
+  if (isa == Isa::kArm64) {
+    std::vector<uint32_t> codes;
+    MatchArm64(name, &codes);
+    if (codes.empty()) return std::nullopt;
+    return codes.front();
   }
   if (isa == Isa::kVmx) {
     constexpr std::string_view kFailed = " FAILED_VMENTRY";
@@ -276,7 +317,9 @@ Isa IsaFromReasonName(std::string_view name) {
   if (StartsWithNoCase(name, "EXIT_") && MatchOne(Isa::kSvm, name)) return Isa::kSvm;
   if (MatchOne(Isa::kVmx, name)) return Isa::kVmx;
   if (MatchOne(Isa::kSvm, name)) return Isa::kSvm;
-  return Isa::kUnknown;
+  std::vector<uint32_t> arm64;
+  MatchArm64(name, &arm64);
+  return arm64.empty() ? Isa::kUnknown : Isa::kArm64;
 }
 
 }  // namespace exitscope

@@ -12,12 +12,15 @@
 
 #include "base/check.h"
 #include "base/byte_reader.h"
+#include "decode/arm64_exit_codes.h"
 
 namespace exitscope {
 namespace {
 
 enum class Target : uint8_t { kWrite, kVcpu, kReason, kSize, kRip, kInfo1, kInfo2, kIntrInfo,
-                              kErrorCode, kCount, kAux, kIsa, kMmioType, kLevel };
+                              kErrorCode, kCount, kAux, kIsa, kMmioType, kLevel,
+                              // kvm_sys_access's Op0..Op2, OR-ed into info1 as sys_reg() encodes them
+                              kOp0, kOp1, kCrn, kCrm, kOp2 };
 
 struct FieldSpec {
   const char* name;
@@ -26,23 +29,59 @@ struct FieldSpec {
   bool optional;         // absent on some kernels without loss of meaning: not counted
 };
 
+// Which host ISA's layout of an event a spec is: kvm_exit and kvm_entry differ between x86
+// (arch/x86/kvm/trace.h) and arm64 (arch/arm64/kvm/trace_arm.h); the generic ones (include/trace/
+// events/kvm.h) and the arm64-only details are bound wherever the trace has them.
+enum class Layout : uint8_t { kAny, kX86, kArm64 };
+
 struct KindSpec {
   const char* event;
   EventKind kind;
   std::vector<FieldSpec> fields;
+  Layout layout = Layout::kAny;
 };
 
-// arch/x86/kvm/trace.h (field names as of 6.1; alt names from older kernels).
+// arch/x86/kvm/trace.h (field names as of 6.1; alt names from older kernels); arm64: arch/arm64/kvm/
+// trace_arm.h, trace_handle_exit.h, vgic/trace.h (6.1).
 const std::vector<KindSpec>& Specs() {
   static const std::vector<KindSpec> specs = {
       {"kvm_exit", EventKind::kExit,
        {{"exit_reason", nullptr, Target::kReason, false}, {"guest_rip", nullptr, Target::kRip, false},
         {"isa", nullptr, Target::kIsa, true}, {"info1", nullptr, Target::kInfo1, false},
         {"info2", nullptr, Target::kInfo2, false}, {"intr_info", nullptr, Target::kIntrInfo, true},
-        {"error_code", nullptr, Target::kErrorCode, true}, {"vcpu_id", nullptr, Target::kVcpu, true}}},
+        {"error_code", nullptr, Target::kErrorCode, true}, {"vcpu_id", nullptr, Target::kVcpu, true}},
+       Layout::kX86},
       {"kvm_entry", EventKind::kEntry,
        {{"vcpu_id", nullptr, Target::kVcpu, false}, {"rip", nullptr, Target::kRip, true},
-        {"guest_mode", nullptr, Target::kLevel, true}}},
+        {"guest_mode", nullptr, Target::kLevel, true}},
+       Layout::kX86},
+      // arm64: ret and esr_ec fold into one reason after the load (Arm64ExitKey); no vCPU id, the
+      // vCPU is the host thread.
+      {"kvm_exit", EventKind::kExit,
+       {{"ret", nullptr, Target::kReason, false}, {"esr_ec", nullptr, Target::kInfo1, false},
+        {"vcpu_pc", nullptr, Target::kRip, false}},
+       Layout::kArm64},
+      {"kvm_entry", EventKind::kEntry, {{"vcpu_pc", nullptr, Target::kRip, false}}, Layout::kArm64},
+      {"kvm_sys_access", EventKind::kSysReg,
+       {{"vcpu_pc", nullptr, Target::kRip, false}, {"is_write", nullptr, Target::kWrite, false},
+        {"Op0", nullptr, Target::kOp0, false}, {"Op1", nullptr, Target::kOp1, false},
+        {"CRn", nullptr, Target::kCrn, false}, {"CRm", nullptr, Target::kCrm, false},
+        {"Op2", nullptr, Target::kOp2, false}}},
+      {"kvm_handle_sys_reg", EventKind::kHandleSysReg, {{"hsr", nullptr, Target::kInfo2, false}}},
+      {"kvm_hvc_arm64", EventKind::kHvcArm64,
+       {{"vcpu_pc", nullptr, Target::kRip, false}, {"r0", nullptr, Target::kInfo1, false},
+        {"imm", nullptr, Target::kInfo2, false}}},
+      {"kvm_wfx_arm64", EventKind::kWfx,
+       {{"vcpu_pc", nullptr, Target::kRip, false}, {"is_wfe", nullptr, Target::kAux, false}}},
+      {"kvm_guest_fault", EventKind::kGuestFault,
+       {{"vcpu_pc", nullptr, Target::kRip, false}, {"hsr", nullptr, Target::kInfo2, false},
+        {"ipa", nullptr, Target::kInfo1, false}}},
+      {"kvm_timer_update_irq", EventKind::kTimerIrq,
+       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"irq", nullptr, Target::kInfo1, false},
+        {"level", nullptr, Target::kAux, false}}},
+      {"vgic_update_irq_pending", EventKind::kVgicIrq,
+       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"irq", nullptr, Target::kInfo1, false},
+        {"level", nullptr, Target::kAux, false}}},
       {"kvm_msr", EventKind::kMsr,
        {{"write", nullptr, Target::kWrite, false}, {"ecx", nullptr, Target::kInfo1, false},
         {"data", nullptr, Target::kInfo2, false}, {"exception", nullptr, Target::kErrorCode, true}}},
@@ -145,6 +184,7 @@ struct KvmDecoder::Bindings {
   std::vector<bool> known_id;       // type id → some format of the trace has it
   std::vector<BoundKind> kinds;
   Isa isa_hint = Isa::kUnknown;
+  bool arm64 = false;  // the trace's kvm_exit is arm64's
   uint32_t pid_offset = 4, pid_size = 4;
   FastExit fast_exit;
   FastEntry fast_entry;
@@ -192,7 +232,14 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
     if (f->id >= b_->known_id.size()) b_->known_id.resize(f->id + 1, false);
     b_->known_id[f->id] = true;
   }
+  // The host ISA from the trace's own formats: arm64's kvm_exit has esr_ec (trace_arm.h), x86's
+  // exit_reason. Each kvm_exit / kvm_entry then binds with its ISA's layout only.
+  const EventFormat* exit_fmt = formats.ByName("kvm", "kvm_exit");
+  const bool arm64 = exit_fmt && exit_fmt->Field("esr_ec") && !exit_fmt->Field("exit_reason");
+  if (arm64) b_->isa_hint = Isa::kArm64;
+  b_->arm64 = arm64;
   for (const KindSpec& spec : Specs()) {
+    if (spec.layout == (arm64 ? Layout::kX86 : Layout::kArm64)) continue;
     const EventFormat* fmt = formats.ByName("kvm", spec.event);
     if (!fmt) continue;
     BoundKind bound;
@@ -295,9 +342,29 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
         out->write = v == kMmioWrite;
         break;
       case Target::kLevel: out->aux = 1u + (v != 0); break;  // kvm_entry guest_mode: 1 = L1, 2 = L2
+      case Target::kOp0: out->info1 |= (v & 3) << kSysRegOp0Shift; break;
+      case Target::kOp1: out->info1 |= (v & 7) << kSysRegOp1Shift; break;
+      case Target::kCrn: out->info1 |= (v & 15) << kSysRegCrnShift; break;
+      case Target::kCrm: out->info1 |= (v & 15) << kSysRegCrmShift; break;
+      case Target::kOp2: out->info1 |= (v & 7) << kSysRegOp2Shift; break;
     }
   }
   if (outside && anomalies) ++anomalies->field_outside;
+  switch (k.kind) {
+    case EventKind::kExit:
+      if (b_->arm64) {  // ret is kept whole in info2 (its SError bit included)
+        out->info2 = out->reason;
+        out->reason = Arm64ExitKey(out->reason, static_cast<uint32_t>(out->info1));
+        out->isa = Isa::kArm64;
+      }
+      break;
+    case EventKind::kHandleSysReg:
+      out->info1 = SysRegFromEsr(out->info2);
+      out->write = !SysRegEsrIsRead(out->info2);
+      break;
+    case EventKind::kGuestFault: out->aux = static_cast<uint32_t>(FaultAccessFromEsr(out->info2)); break;
+    default: break;
+  }
   return true;
 }
 

@@ -1,9 +1,11 @@
 #include "decode/text_kvm_parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string>
 
+#include "decode/arm64_exit_codes.h"
 #include "decode/exit_reason_codes.h"
 #include "decode/exit_reasons.h"
 
@@ -70,6 +72,13 @@ bool TextKvmParser::Parse(std::string_view event, std::string_view body, KvmEven
       {EventKind::kEmulateInsn, &TextKvmParser::EmulateInsn},
       {EventKind::kFastMmio, &TextKvmParser::FastMmio},
       {EventKind::kCpuid, &TextKvmParser::Cpuid},
+      {EventKind::kSysReg, &TextKvmParser::SysAccess},
+      {EventKind::kHandleSysReg, &TextKvmParser::HandleSysReg},
+      {EventKind::kHvcArm64, &TextKvmParser::HvcArm64},
+      {EventKind::kWfx, &TextKvmParser::WfxArm64},
+      {EventKind::kGuestFault, &TextKvmParser::GuestFault},
+      {EventKind::kTimerIrq, &TextKvmParser::ArmIrqLine},
+      {EventKind::kVgicIrq, &TextKvmParser::ArmIrqLine},
   };
   EventKind kind = EventKindFromName(event);
   out->kind = kind;
@@ -86,6 +95,7 @@ bool TextKvmParser::KindOnly(std::string_view, KvmEvent*) { return true; }
 // Old kernel / libtraceevent plugin: "reason EXIT_NPF rip 0x1000 info 100000014 1000" (hex, no 0x),
 // the plugin optionally adding "func+0xoff" after the rip.
 bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
+  if (body.find(" HSR_EC: ") != std::string_view::npos) return Arm64Exit(body, out);
   // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
   static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
   Tokens t(body);
@@ -141,6 +151,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     return true;
   }
   Isa isa = IsaFromReasonName(reason);
+  if (isa == Isa::kArm64) isa = Isa::kUnknown;  // an x86 line: arm64's kvm_exit reads as Arm64Exit
   if (isa != Isa::kUnknown) {
     if (isa_ != Isa::kUnknown && isa != isa_) {
       diagnostics_->Bump(DiagId::kTextMixedIsa);
@@ -160,12 +171,123 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   return true;
 }
 
-// "vcpu 0, rip 0x1000" (kernel), "vcpu 0 rip 0x1000" (plugin), "vcpu 0" (old kernels).
+// "<ret>: HSR_EC: 0x0018 (SYS64), PC: 0x0000000000010840": ret by name (IRQ, SERROR, TRAP, HYP_GONE)
+// or in hex where the kernel's table lacks it; the class in hex (its name is the kernel's).
+bool TextKvmParser::Arm64Exit(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view type, hsr, ec, name, pc_key, pc;
+  if (!t.Next(&type) || !t.Next(&hsr) || !t.Next(&ec) || !t.Next(&name) || !t.Next(&pc_key) || !t.Next(&pc) ||
+      hsr != "HSR_EC:" || pc_key != "PC:" || !type.ends_with(':')) {
+    return false;
+  }
+  type.remove_suffix(1);
+  uint32_t ret = 0, esr_ec = 0;
+  bool named = false;
+  for (const auto& n : kArm64ExitTypes) {
+    if (n.name == type) ret = n.code, named = true;
+  }
+  if (!named && !Hex(type, &ret)) return false;
+  if (!Hex(ec, &esr_ec) || !Hex(pc, &out->rip)) return false;
+  out->reason = Arm64ExitKey(ret, esr_ec);
+  out->info1 = esr_ec;
+  out->info2 = ret;
+  if (isa_ != Isa::kUnknown && isa_ != Isa::kArm64) diagnostics_->Bump(DiagId::kTextMixedIsa);
+  isa_ = Isa::kArm64;
+  out->isa = Isa::kArm64;
+  return true;
+}
+
+// "PC: 10840 SYS_ACTLR_EL1 (3,0,1,0,1) write" (the name may be "UNKN").
+bool TextKvmParser::SysAccess(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view pc_key, pc, name, tuple, dir;
+  if (!t.Next(&pc_key) || !t.Next(&pc) || !t.Next(&name) || !t.Next(&tuple) || !t.Next(&dir) || pc_key != "PC:" ||
+      tuple.size() < 11 || tuple.front() != '(' || tuple.back() != ')') {
+    return false;
+  }
+  uint32_t f[5];
+  std::string_view rest = tuple.substr(1, tuple.size() - 2);
+  for (int i = 0; i < 5; ++i) {
+    size_t comma = i < 4 ? rest.find(',') : rest.size();
+    if (comma == std::string_view::npos || !Dec(rest.substr(0, comma), &f[i])) return false;
+    rest.remove_prefix(std::min(rest.size(), comma + 1));
+  }
+  if (dir != "read" && dir != "write") return false;
+  out->write = dir == "write";
+  out->info1 = SysRegEncoding(f[0], f[1], f[2], f[3], f[4]);
+  return Hex(pc, &out->rip);
+}
+
+// "HSR 0x6230006f".
+bool TextKvmParser::HandleSysReg(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view key, hsr;
+  if (!t.Next(&key) || !t.Next(&hsr) || key != "HSR" || !Hex(hsr, &out->info2)) return false;
+  out->info1 = SysRegFromEsr(out->info2);
+  out->write = !SysRegEsrIsRead(out->info2);
+  return true;
+}
+
+// "HVC at 0x0000000000010830 (r0: 0x0000000084000000, imm: 0x0)".
+bool TextKvmParser::HvcArm64(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view hvc, at, pc, r0_key, r0, imm_key, imm;
+  if (!t.Next(&hvc) || !t.Next(&at) || !t.Next(&pc) || !t.Next(&r0_key) || !t.Next(&r0) || !t.Next(&imm_key) ||
+      !t.Next(&imm) || hvc != "HVC" || r0_key != "(r0:" || imm_key != "imm:" || !imm.ends_with(')')) {
+    return false;
+  }
+  imm.remove_suffix(1);
+  return Hex(pc, &out->rip) && Hex(r0, &out->info1) && Hex(imm, &out->info2);
+}
+
+// "guest executed wfi at: 0x0000000000010878" (wfe for WFE).
+bool TextKvmParser::WfxArm64(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view guest, executed, insn, at, pc;
+  if (!t.Next(&guest) || !t.Next(&executed) || !t.Next(&insn) || !t.Next(&at) || !t.Next(&pc) ||
+      (insn != "wfi" && insn != "wfe")) {
+    return false;
+  }
+  out->aux = insn == "wfe";
+  return Hex(pc, &out->rip);
+}
+
+// "ipa 0x10000000, hsr 0x93d68046, hxfar 0x10000000, pc 0x00000000010858".
+bool TextKvmParser::GuestFault(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view k1, ipa, k2, hsr, k3, hxfar, k4, pc;
+  if (!t.Next(&k1) || !t.Next(&ipa) || !t.Next(&k2) || !t.Next(&hsr) || !t.Next(&k3) || !t.Next(&hxfar) ||
+      !t.Next(&k4) || !t.Next(&pc) || k1 != "ipa" || k2 != "hsr" || k4 != "pc") {
+    return false;
+  }
+  if (!Hex(ipa, &out->info1) || !Hex(hsr, &out->info2) || !Hex(pc, &out->rip)) return false;
+  out->aux = static_cast<uint32_t>(FaultAccessFromEsr(out->info2));
+  return true;
+}
+
+// kvm_timer_update_irq "VCPU: 0, IRQ 27, level 0"; vgic_update_irq_pending "…, level: 1".
+bool TextKvmParser::ArmIrqLine(std::string_view body, KvmEvent* out) {
+  Tokens t(body);
+  std::string_view k1, vcpu, k2, irq, k3, level;
+  if (!t.Next(&k1) || !t.Next(&vcpu) || !t.Next(&k2) || !t.Next(&irq) || !t.Next(&k3) || !t.Next(&level) ||
+      k1 != "VCPU:" || k2 != "IRQ" || (k3 != "level" && k3 != "level:")) {
+    return false;
+  }
+  return Dec(vcpu, &out->vcpu_id) && Dec(irq, &out->info1) && Dec(level, &out->aux);
+}
+
+// "vcpu 0, rip 0x1000" (kernel), "vcpu 0 rip 0x1000" (plugin), "vcpu 0" (old kernels); arm64
+// "PC: 0x0000000000010800" (the vCPU is the thread).
 bool TextKvmParser::Entry(std::string_view body, KvmEvent* out) {
   Tokens t(body);
   std::string_view tok, v;
   bool have_vcpu = false;
   while (t.Next(&tok)) {
+    if (tok == "PC:") {
+      if (!t.Next(&v) || !Hex(v, &out->rip)) return false;
+      out->isa = Isa::kArm64;
+      return true;
+    }
     if (tok == "vcpu") {
       if (!t.Next(&v) || !Dec(v, &out->vcpu_id)) return false;
       have_vcpu = true;

@@ -2,6 +2,7 @@
 // libtraceevent's kvm plugin (trace-cmd report: "reason EXIT_NPF rip 0x… info A B") print them,
 // into KvmEvent fields. One small handler per event name, in a table.
 // In: event name and body of a TextLine. Out: a KvmEvent (kind kOther for kvm events not modeled).
+// arm64's kvm_exit ("TRAP: HSR_EC: 0x0018 (SYS64), PC: 0x…") and its detail events too.
 // Assumption: reason names are spelled as the kernel or libtraceevent print them; the ISA comes from
 // the name when it tells (npf, EXIT_NPF → SVM; EPT_VIOLATION → VMX), else from earlier lines.
 #pragma once
@@ -36,6 +37,14 @@ class TextKvmParser {
   bool FastMmio(std::string_view body, KvmEvent* out);
   bool Cpuid(std::string_view body, KvmEvent* out);
   bool KindOnly(std::string_view body, KvmEvent* out);
+  // arm64 (arch/arm64/kvm/trace_arm.h, trace_handle_exit.h TP_printk).
+  bool Arm64Exit(std::string_view body, KvmEvent* out);
+  bool SysAccess(std::string_view body, KvmEvent* out);
+  bool HandleSysReg(std::string_view body, KvmEvent* out);
+  bool HvcArm64(std::string_view body, KvmEvent* out);
+  bool WfxArm64(std::string_view body, KvmEvent* out);
+  bool GuestFault(std::string_view body, KvmEvent* out);
+  bool ArmIrqLine(std::string_view body, KvmEvent* out);
 
  private:
   Diagnostics* diagnostics_;

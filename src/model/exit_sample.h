@@ -16,8 +16,11 @@ struct ExitDetail {
   bool write = false;   // kMsr/kPio/kCr: write/out; kMmio: type == write
   bool failed = false;  // kMsr: the access raised #GP
   uint32_t size = 0;    // kPio/kMmio: bytes; kCr: cr number; kMmio: KVM_TRACE_MMIO_* type in aux
-  uint32_t aux = 0;     // kMmio: KVM_TRACE_MMIO_* type; kPio: rep count
+  uint32_t aux = 0;     // kMmio: KVM_TRACE_MMIO_* type; kPio: rep count; kHvcArm64: immediate;
+                        // kGuestFault: Arm64FaultAccess
   uint64_t key = 0;     // kMsr: index; kPio: port; kMmio/kFastMmio: gpa; kHypercall: nr;
+                        // kSysReg/kHandleSysReg: sys_reg() encoding; kHvcArm64: r0; kWfx: is_wfe;
+                        // kGuestFault: IPA;
                         // kUserspaceExit: KVM_EXIT_*; kPageFault: fault address
 };
 

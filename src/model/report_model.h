@@ -95,6 +95,7 @@ struct ReportTotals {
   bool userspace_known = false;
   uint64_t wakeups = 0, wakeups_polled = 0, wakeups_invalid = 0;  // kvm_vcpu_wakeup (0: not recorded)
   uint64_t silences = 0, silence_ns = 0;  // gaps of every CPU >= kSilenceNs (exit_pairer.h)
+  uint64_t timer_irqs = 0, vgic_irqs = 0;  // arm64 kvm_timer_update_irq / vgic_update_irq_pending
 };
 
 struct Report {

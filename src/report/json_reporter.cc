@@ -57,6 +57,10 @@ std::string RenderJsonReport(const Report& r) {
                                                   : json(nullptr)},
                        {"silences", t.silences},
                        {"silence_ns", t.silence_ns}};
+  if (t.timer_irqs || t.vgic_irqs) {  // arm64 only
+    out["totals"]["arm64_irq_events"] = json{{"kvm_timer_update_irq", t.timer_irqs},
+                                             {"vgic_update_irq_pending", t.vgic_irqs}};
+  }
   out["group_by"] = r.group_by;
   json groups = json::array();
   for (const auto& g : r.groups) {

@@ -170,7 +170,11 @@ std::string_view DetailTitle(const std::string& kind) {
       {"dr", "debug registers (MOV DR exit qualification, SVM DR exits)"},
       {"cr_exit", "control registers (exit qualification; where kvm_cr was not recorded)"},
       {"io_exit", "port I/O (exit qualification; where kvm_pio was not recorded)"},
-      {"ept", "EPT violations / NPF (exit qualification; GPA from kvm_page_fault or NPF exit_info2)"}};
+      {"ept", "EPT violations / NPF (exit qualification; GPA from kvm_page_fault or NPF exit_info2)"},
+      {"sysreg", "arm64 system registers, (Op0,Op1,CRn,CRm,Op2) (kvm_sys_access / kvm_handle_sys_reg)"},
+      {"hvc", "arm64 HVC calls by function (x0) and immediate (kvm_hvc_arm64)"},
+      {"wfx", "arm64 WFI / WFE, is_wfe (kvm_wfx_arm64)"},
+      {"guest_fault", "arm64 stage-2 aborts by IPA (kvm_guest_fault)"}};
   auto it = kTitles.find(kind);
   return it == kTitles.end() ? std::string_view(kind) : it->second;
 }
@@ -280,6 +284,10 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
     out += "\nin kernel vs VMM: unknown: record kvm_userspace_exit (-e kvm:kvm_userspace_exit, or -e kvm)\n";
   }
   out += BlockedNote(t);
+  if (t.timer_irqs || t.vgic_irqs) {
+    out += fmt::format("\narm64 interrupt lines: kvm_timer_update_irq {} · vgic_update_irq_pending {}\n",
+                       Count(t.timer_irqs), Count(t.vgic_irqs));
+  }
   if (o.details && !r.details.empty()) out += Details(r, o);
   if (!r.diagnostics.empty()) {
     out += "\ndiagnostics:\n";
