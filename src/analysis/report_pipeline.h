@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "analysis/exit_aggregator.h"
 #include "analysis/exit_driver.h"
@@ -13,6 +14,15 @@
 
 namespace exitscope {
 
-Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress = {});
+// What else sees the report's pass: sinks fed every exit the report accepted (its filters applied),
+// told the trace's origin first (the first event's time, from which --from/--to count).
+struct ReportTaps {
+  std::vector<ExitSampleSink*> accepted;
+  KvmEventTap* events = nullptr;  // every kvm event (advise's collector), before the pairer
+  std::function<void(uint64_t first_ts_ns)> on_start;
+};
+
+Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress = {},
+                   const ReportTaps& taps = {});
 
 }  // namespace exitscope
