@@ -21,6 +21,8 @@ std::span<const Command> Commands() {
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
+      {"timeline", "the exits as Chrome trace-event JSON for the Perfetto UI / chrome://tracing",
+       RunTimelineCommand},
   };
   return kCommands;
 }
