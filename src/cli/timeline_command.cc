@@ -82,7 +82,8 @@ int RunTimelineCommand(int argc, char** argv) {
   options.details = false;
   if (!filters->reason.empty()) options.reason = filters->reason;
 
-  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads), clock);
+  // stdout cannot be started over if the sliced reader has to read again: read it sequentially.
+  auto source = OpenKvmEventSource(path, InputFormat::kAuto, out_path == "-" ? 1 : DecodeThreads(threads), clock);
   if (!source.ok()) return PrintError(source.error());
   if (Status st = RequireNsClock((*source)->meta(), "timeline"); !st.ok()) return PrintError(st.error());
   std::FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");

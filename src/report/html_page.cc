@@ -7,16 +7,16 @@
 namespace exitscope {
 namespace {
 
-// JSON inside <script>: "</" would end the element; "<\/" is the same JSON string.
-std::string ScriptSafe(std::string json) {
+// JSON inside <script>: "</script" would end the element and "<!--" change how the parser reads on;
+// "<" only occurs in JSON strings, where \u003c is the same character.
+std::string ScriptSafe(const std::string& json) {
   std::string out;
   out.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      out += "<\\/";
-      ++i;
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
     } else {
-      out += json[i];
+      out += c;
     }
   }
   return out;
@@ -80,7 +80,7 @@ std::string HtmlPage::Render() const {
   }
   out += "</main>\n<footer>exitscope " EXITSCOPE_VERSION " — one self-contained file: no network, no external "
          "resources.</footer>\n";
-  out += "<script type=\"application/json\" id=\"exitscope-data\">" + ScriptSafe(data.dump()) + "</script>\n";
+  out += "<script type=\"application/json\" id=\"exitscope-data\">" + ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "</script>\n";
   out += "<script>\n";
   out += kReportJs;
   out += "</script>\n</body>\n</html>\n";

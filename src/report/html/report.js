@@ -232,10 +232,11 @@
       const maxC = Math.max(...buckets.map((x) => x[1]));
       const svg = sv('svg', { width: W, height: H, 'data-reason': r.reason });
       svg.appendChild(sv('line', { class: 'axis', x1: L, y1: H - B, x2: W - 8, y2: H - B }));
-      for (let e = Math.ceil(Math.log10(xmin)); e <= Math.floor(Math.log10(xmax)); ++e) {
+      const e0 = Math.ceil(Math.log10(xmin)), e1 = Math.floor(Math.log10(xmax)), step = Math.ceil((e1 - e0 + 1) / 5);
+      for (let e = e0; e <= e1; ++e) {
         const x = lx(Math.pow(10, e));
         svg.appendChild(sv('line', { class: 'grid', x1: x, y1: T, x2: x, y2: H - B }));
-        svg.appendChild(txt(x, H - B + 13, ES.fmtDur(Math.pow(10, e), unit), { 'text-anchor': 'middle' }));
+        if ((e - e0) % step === 0) svg.appendChild(txt(x, H - B + 13, ES.fmtDur(Math.pow(10, e), unit), { 'text-anchor': 'middle' }));
       }
       svg.appendChild(txt(L - 4, T + 8, fmtInt(maxC), { 'text-anchor': 'end' }));
       let n = 0;
