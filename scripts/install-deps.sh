@@ -29,18 +29,32 @@ harness_arm64_pkgs=(
   qemu-system-arm crossbuild-essential-arm64 file
   debian-archive-keyring         # Signed-By of the private arm64 APT sources
 )
-pkgs=("${build_pkgs[@]}")
+# Browser checks of `report --html` and `timeline` (CTest label browser, tests/browser/): headless
+# Chromium opens the page; node runs the checks and DevTools' trace engine (npm, pinned in
+# tests/browser/package-lock.json) loads the timeline. npm comes with nodesource's nodejs, else apart.
+browser_pkgs=(
+  chromium fonts-dejavu-core
+  nodejs
+)
+pkgs=("${build_pkgs[@]}" "${browser_pkgs[@]}")
 [ "${1:-}" = "--build" ] || pkgs+=("${harness_pkgs[@]}" "${harness_arm64_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+command -v npm >/dev/null || missing+=(npm)
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#pkgs[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "install-deps: installing ${missing[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The browser checks' node modules, at the versions of the lock file (tests/browser/node_modules).
+browser_dir="$(dirname "$0")/../tests/browser"
+if ! cmp -s "$browser_dir/package-lock.json" "$browser_dir/node_modules/.exitscope-lock.json" 2>/dev/null; then
+  npm ci --prefix "$browser_dir" --no-audit --no-fund --loglevel=error
+  cp "$browser_dir/package-lock.json" "$browser_dir/node_modules/.exitscope-lock.json"
+fi

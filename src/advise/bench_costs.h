@@ -1,4 +1,4 @@
-// This host's measured exit round trips, read from `exitscope bench --json` (kvmbench/bench_reporter,
+// This host's measured exit round trips, read from `exitscope bench --json` (kvmbench/bench_results,
 // schema "exitscope.bench/1"), for `advise --bench FILE`: they price a fix when the trace cannot
 // (exits without times), and are shown beside the trace's own price when it can.
 // In: the bench JSON. Out: ns per round trip for each test where every iteration exited once (the

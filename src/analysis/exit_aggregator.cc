@@ -158,6 +158,7 @@ void ExitAggregator::OnExitSample(const ExitSample& s) {
     r->user_ns += ns;
   }
   if (options_.details) AddDetails(s, true);
+  for (ExitSampleSink* k : accepted_) k->OnExitSample(s);
 }
 
 void ExitAggregator::OnUntimedExit(const ExitSample& s) {
@@ -166,6 +167,7 @@ void ExitAggregator::OnUntimedExit(const ExitSample& s) {
   cached_group_->untimed++;
   r->untimed++;
   if (options_.details) AddDetails(s, false);
+  for (ExitSampleSink* k : accepted_) k->OnUntimedExit(s);
 }
 
 void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {

@@ -54,6 +54,9 @@ class ExitAggregator : public ExitSampleSink {
   // Fills groups, details and totals.all of `report`; context and event counts are the caller's.
   void Fill(Report* report) const;
   uint64_t filtered_out() const { return filtered_out_; }
+  // Sinks that see every exit this aggregator accepts (after its filters), in arrival order: the
+  // HTML report's bins and flame graph, the timeline, so they count exactly what the report counts.
+  void AddAcceptedSink(ExitSampleSink* sink) { accepted_.push_back(sink); }
 
  private:
   struct ReasonStats {
@@ -116,6 +119,7 @@ class ExitAggregator : public ExitSampleSink {
   std::array<DetailSlot, 64> detail_cache_{};
   std::array<size_t, 256> detail_keys_per_kind_{};  // EventKind and QualKind values
   uint64_t filtered_out_ = 0;
+  std::vector<ExitSampleSink*> accepted_;
   std::map<int32_t, bool> tids_seen_;
   int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with an exit (before filters)
 };

@@ -50,13 +50,19 @@ ReportContext BuildContext(const TraceMeta& meta, const ExitRun& run) {
   return c;
 }
 
-Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress) {
+Report BuildReport(KvmEventSource& source, const ReportOptions& options, const ProgressFn& progress,
+                   const ReportTaps& taps) {
   const TraceMeta& meta = source.meta();
   Diagnostics pair_diag;
   ExitAggregator aggregator(meta, options);
   DriveOptions drive;
   drive.progress = progress;
-  drive.on_start = [&](uint64_t first_ts_ns) { aggregator.SetOrigin(first_ts_ns); };
+  for (ExitSampleSink* k : taps.accepted) aggregator.AddAcceptedSink(k);
+  drive.tap = taps.events;
+  drive.on_start = [&](uint64_t first_ts_ns) {
+    aggregator.SetOrigin(first_ts_ns);
+    if (taps.on_start) taps.on_start(first_ts_ns);
+  };
   ExitRun run = DriveExits(source, &aggregator, &pair_diag, drive);
 
   Report report;

@@ -40,6 +40,7 @@ void RipTracker::OnExitSample(const ExitSample& s) {
   for (RipStat* r : {&by_reason_[key][s.rip], &reason_totals_[key], &by_thread_[{s.tid, s.vcpu_id, key, s.rip}]}) {
     ++r->exits;
     r->time_ns += s.dur_ns;
+    r->handling_ns += s.handling_ns();
   }
   ++exits_;
   time_ns_ += s.dur_ns;
@@ -101,14 +102,28 @@ RipSummary RipTracker::Summarize(const GuestSymbolizer& symbols, size_t top) con
   return out;
 }
 
-std::string RipTracker::RenderFolded(const GuestSymbolizer& symbols) const {
-  std::map<std::string, uint64_t> lines;  // merged: several RIPs of one function fold together
+std::vector<FoldedRow> RipTracker::Folded(const GuestSymbolizer& symbols) const {
+  // Merged: several RIPs of one function fold together.
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, FoldedRow> rows;
   for (const auto& [k, st] : by_thread_) {
     const auto& [tid, vcpu, key, rip] = k;
     std::string frame = GuestSymbolizer::IsKernel(rip) ? symbols.Function(rip) : fmt::format("[user] {:#x}", rip);
-    lines[fmt::format("{};{};{};{}", VmLabel(tid), VcpuLabel(tid, vcpu), ExitReasonName(key.first, key.second),
-                      frame)] += st.exits;
+    FoldedRow& r = rows[{VmLabel(tid), VcpuLabel(tid, vcpu), ExitReasonName(key.first, key.second), frame}];
+    r.exits += st.exits;
+    r.handling_ns += st.handling_ns;
   }
+  std::vector<FoldedRow> out;
+  out.reserve(rows.size());
+  for (auto& [k, r] : rows) {
+    std::tie(r.vm, r.vcpu, r.reason, r.frame) = k;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string RipTracker::RenderFolded(const GuestSymbolizer& symbols) const {
+  std::map<std::string, uint64_t> lines;  // sorted as whole lines, as flamegraph.pl's input was
+  for (const FoldedRow& r : Folded(symbols)) lines[fmt::format("{};{};{};{}", r.vm, r.vcpu, r.reason, r.frame)] += r.exits;
   std::string out;
   for (const auto& [l, n] : lines) out += fmt::format("{} {}\n", l, n);
   return out;

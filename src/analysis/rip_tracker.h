@@ -21,7 +21,14 @@
 namespace exitscope {
 
 struct RipStat {
-  uint64_t exits = 0, time_ns = 0;
+  uint64_t exits = 0, time_ns = 0;  // time_ns: exit -> entry, as --by rip has always shown it
+  uint64_t handling_ns = 0;         // the report's handling time (blocked time out)
+};
+
+// One folded stack with both weights, for the HTML flame graph.
+struct FoldedRow {
+  std::string vm, vcpu, reason, frame;
+  uint64_t exits = 0, handling_ns = 0;
 };
 
 // The `report --by rip` result, format-neutral (rendered by report/rip_reporter.h): per reason, most
@@ -72,6 +79,8 @@ class RipTracker : public ExitSampleSink {
   size_t Threads() const;
   // "vm;vcpu;reason;function count" lines (Brendan Gregg's folded format), sorted.
   std::string RenderFolded(const GuestSymbolizer& symbols) const;
+  // The same stacks as RenderFolded, merged alike, with exits and handling time.
+  std::vector<FoldedRow> Folded(const GuestSymbolizer& symbols) const;
 
  private:
   using ReasonKey = std::pair<Isa, uint32_t>;

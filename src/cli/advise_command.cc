@@ -15,6 +15,7 @@
 #include "analysis/vm_grouper.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
+#include "cli/html_report.h"
 #include "cli/rip_report.h"
 #include "pipeline/tracedat_slices.h"
 #include "symbols/guest_symbolizer.h"
@@ -39,6 +40,7 @@ constexpr char kExamples[] =
     "  exitscope advise --json trace.dat | jq '.findings[0]'\n"
     "  exitscope advise --guest-kallsyms kallsyms.txt trace.dat   # guest functions in the evidence\n"
     "  exitscope bench --json > bench.json && exitscope advise --bench bench.json trace.dat\n"
+    "  exitscope advise --html advice.html trace.dat       # findings, tables and charts in one page\n"
     "  trace-cmd report trace.dat > t.txt && exitscope advise t.txt   # text works too";
 
 constexpr char kExitStatus[] =
@@ -69,6 +71,11 @@ int RunAdviseCommand(int argc, char** argv) {
                  "trace cannot (untimed exits), and are shown beside the trace's own prices")
       ->option_text("FILE");
   AddGuestSymbolOptions(app, &sym_args);
+  std::string html_out;
+  app.add_option("--html", html_out,
+                 "write one self-contained HTML page to OUT (- = stdout): the findings with their savings, then "
+                 "the report's tables and charts")
+      ->option_text("OUT");
   ClockOptions clock;
   AddClockOptions(app, &clock);
   try {
@@ -83,6 +90,16 @@ int RunAdviseCommand(int argc, char** argv) {
     auto loaded = LoadBenchCosts(bench_path);
     if (!loaded) return PrintError(loaded.error());
     bench = std::move(loaded.value());
+  }
+  if (!html_out.empty()) {
+    if (json) {
+      return PrintError(MakeError(kExitUsage, "advise.html-with-json", "--html cannot be combined with --json",
+                                  "run `exitscope advise --json` separately"));
+    }
+    HtmlReportRequest req{path, html_out, InputFormat::kAuto, {}, {}, DecodeThreads(threads), clock, sym_args};
+    req.advise = true;
+    req.bench = bench ? &*bench : nullptr;
+    return RunHtmlReport(req);
   }
   auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads), clock);
   if (!source) return PrintError(source.error());

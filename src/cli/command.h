@@ -69,5 +69,6 @@ int RunTopCommand(int argc, char** argv);
 int RunBenchCommand(int argc, char** argv);
 int RunAdviseCommand(int argc, char** argv);
 int RunCleanupCommand(int argc, char** argv);
+int RunTimelineCommand(int argc, char** argv);
 
 }  // namespace exitscope

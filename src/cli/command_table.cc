@@ -22,6 +22,8 @@ std::span<const Command> Commands() {
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
       {"cleanup", "remove tracefs instances left by killed exitscope runs", RunCleanupCommand},
+      {"timeline", "the exits as Chrome trace-event JSON for the Perfetto UI / chrome://tracing",
+       RunTimelineCommand},
   };
   return kCommands;
 }

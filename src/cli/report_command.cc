@@ -8,6 +8,7 @@
 #include "analysis/report_pipeline.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
+#include "cli/html_report.h"
 #include "cli/rip_report.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
@@ -57,6 +58,7 @@ Examples:
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
   exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
   exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
+  exitscope report --html report.html trace.dat     # one page: charts, flame graph, tables (offline)
   trace-cmd report trace.dat > t.txt && exitscope report t.txt   # text works too
   exitscope report --tsc-khz 2399998 tsc.dat        # recorded with trace-cmd record -C x86-tsc
 
@@ -107,6 +109,11 @@ int RunReportCommand(int argc, char** argv) {
   AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
                    "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
   app.add_flag("--json", json, "one JSON object (schema exitscope.report/3) instead of tables");
+  std::string html_out;
+  app.add_option("--html", html_out,
+                 "write one self-contained HTML page to OUT (- = stdout): the tables, latency distributions, "
+                 "exits/s per vCPU over time, a flame graph of guest code; no network needed to view it")
+      ->option_text("OUT");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
@@ -139,6 +146,13 @@ int RunReportCommand(int argc, char** argv) {
                                                : InputFormat::kAuto;
   // The symbol options only act with --by rip / --folded, but a bad value is refused either way.
   if (Status st = ResolveGuestSymbolArgs(&rip_args.symbols); !st.ok()) return PrintError(st.error());
+  if (!html_out.empty()) {
+    if (by == "rip" || !rip_args.folded.empty() || json) {
+      return PrintError(MakeError(kExitUsage, "report.html-with", "--html cannot be combined with --json, --by rip or --folded",
+                                  "the page already holds the flame graph of --by rip; run the others separately"));
+    }
+    return RunHtmlReport({path, html_out, fmt, options, *filters, DecodeThreads(threads), clock, rip_args.symbols});
+  }
   if (by == "rip" || !rip_args.folded.empty()) {
     return RunRipReport({path, fmt, *filters, json, by == "rip", DecodeThreads(threads), clock}, rip_args);
   }

@@ -1,0 +1,132 @@
+// `exitscope timeline -o OUT.json TRACE`: the exits as Chrome trace-event JSON for the Perfetto UI
+// and chrome://tracing (sinks/chrome_trace_writer.h), from the report's one pass with its filters, so
+// the file's exits are the report's. Exit status as `report`'s; a capped file says so on stderr and
+// in its otherData.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "analysis/exit_bins.h"
+#include "analysis/report_pipeline.h"
+#include "cli/command.h"
+#include "cli/filter_options.h"
+#include "pipeline/input_detector.h"
+#include "pipeline/tracedat_slices.h"
+#include "sinks/chrome_trace_writer.h"
+
+namespace exitscope {
+namespace {
+
+constexpr const char* kTimelineHelp = R"(Writes every exit of the trace as a Chrome trace-event JSON file that the Perfetto UI
+(ui.perfetto.dev, "Open trace file") and chrome://tracing load, offline: a process per VM, a
+thread per vCPU thread, one slice per timed exit (kvm_exit -> kvm_entry) named by its reason with
+its details as args (guest RIP, CPUs, handling and blocked ns, MSR / port / GPA / APIC register …),
+an instant per untimed exit, and counters of exits/s per reason for each VM. Times are us from the
+trace's first event, to the ns.
+
+A UI slows past a few hundred MB of JSON: at most --max-exits exits are written (the first ones,
+a prefix in time; the counters still cover the whole trace). A capped file says so on stderr, in
+otherData.exitscope.truncated and with a global instant where it was cut. Narrow it with
+--from/--to, --pid, --vcpu or --reason.)";
+
+constexpr const char* kTimelineExamples = R"(Examples:
+  exitscope timeline -o exits.json trace.dat
+  exitscope timeline -o storm.json --from 2 --to 2.5 --pid 4242 trace.dat
+  exitscope timeline -o all.json --max-exits 0 perf.data     # no cap
+
+Exit status: 0 written; 65 PARTIAL (written) or unreadable data; 64 bad option (also a trace whose
+times are not ns); 66 input missing; 74 the file could not be written.)";
+
+}  // namespace
+
+int RunTimelineCommand(int argc, char** argv) {
+  CLI::App app{"exitscope timeline: the exits as a Chrome trace-event JSON for Perfetto / chrome://tracing",
+               "exitscope timeline"};
+  app.footer(std::string(kTimelineHelp) + "\n\n" + kHelpInputs +
+             ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
+             kTimelineExamples + "\n\n" + kHelpPartial);
+  std::string path, out_path, max_text;
+  FilterArgs filter_args;
+  app.add_option("FILE", path, "trace.dat, perf.data or trace text")->required();
+  app.add_option("-o,--output", out_path, "the JSON file to write (- = stdout)")->required()->option_text("OUT.json");
+  app.add_option("--max-exits", max_text,
+                 fmt::format("write at most N exits (default {}, ~125 MB; 0 = all)", kDefaultTimelineExits))
+      ->option_text("N");
+  AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow);
+  unsigned threads = 0;
+  app.add_option("-j,--threads", threads, "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
+  ClockOptions clock;
+  AddClockOptions(app, &clock);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  auto filters = ParseFilters(filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  uint64_t max_exits = kDefaultTimelineExits;
+  if (!max_text.empty()) {
+    auto n = ParseCount("--max-exits", max_text, UINT64_MAX / 2, "exits to write (0 = all)");
+    if (!n.ok()) return PrintError(n.error());
+    max_exits = *n;
+  }
+  ReportOptions options;
+  options.pid = filters->pid;
+  options.vcpu = filters->vcpu;
+  options.from_s = filters->from_s;
+  options.to_s = filters->to_s;
+  options.details = false;
+  if (!filters->reason.empty()) options.reason = filters->reason;
+
+  // stdout cannot be started over if the sliced reader has to read again: read it sequentially.
+  auto source = OpenKvmEventSource(path, InputFormat::kAuto, out_path == "-" ? 1 : DecodeThreads(threads), clock);
+  if (!source.ok()) return PrintError(source.error());
+  if (Status st = RequireNsClock((*source)->meta(), "timeline"); !st.ok()) return PrintError(st.error());
+  std::FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
+  if (!out) {
+    return PrintError(MakeError(kExitIoErr, "timeline.open", "cannot create " + out_path + ": " + std::strerror(errno),
+                                "check that the directory exists and is writable"));
+  }
+  std::unique_ptr<ExitBinner> bins;
+  std::unique_ptr<ChromeTraceWriter> writer;
+  Report report;
+  Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) {
+    if (writer) {  // read again sequentially: start the file over
+      std::fflush(out);
+      if (out != stdout) out = std::freopen(out_path.c_str(), "wb", out);
+    }
+    bins = std::make_unique<ExitBinner>(src.meta());
+    writer = std::make_unique<ChromeTraceWriter>(out, src.meta(), *bins, max_exits);
+    ReportTaps taps;
+    taps.accepted = {bins.get(), writer.get()};
+    taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
+    report = BuildReport(src, options, {}, taps);
+  }, clock);
+  if (!read.ok()) return PrintError(read.error());
+  Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
+  if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
+  const bool ok = out && writer->Finish(report);
+  if (out && out != stdout && std::fclose(out) != 0) return PrintError(MakeError(kExitIoErr, "timeline.write", "cannot write " + out_path, "free space on its file system"));
+  if (!ok) {
+    return PrintError(MakeError(kExitIoErr, "timeline.write", "cannot write " + out_path,
+                                "free space on its file system, or write elsewhere"));
+  }
+  if (out == stdout && FinishStdout(kExitOk) != kExitOk) return kExitIoErr;
+  std::fprintf(stderr, "timeline: %llu exits written to %s", static_cast<unsigned long long>(writer->written()),
+               out_path.c_str());
+  if (writer->dropped()) {
+    std::fprintf(stderr,
+                 "; %llu more NOT written (capped at --max-exits %llu: the file covers the first %.3f s of exits; "
+                 "--max-exits 0 writes all, or narrow with --from/--to, --pid, --vcpu, --reason)",
+                 static_cast<unsigned long long>(writer->dropped()), static_cast<unsigned long long>(max_exits),
+                 static_cast<double>(writer->first_dropped_ts_ns() - std::min(writer->first_dropped_ts_ns(), bins->origin_ns())) * 1e-9);
+  }
+  std::fprintf(stderr, "\n");
+  return report.partial ? kExitDataErr : kExitOk;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,52 @@
+// Writes exits as Chrome trace-event JSON (the "JSON Object Format" that chrome://tracing and the
+// Perfetto UI load): a process per VM and a thread per vCPU thread, named by "M" metadata events; one
+// complete event ("X") per timed exit, named by reason, with the exit's details as args; an instant
+// event ("i") per untimed exit; counters ("C") of exits/s per reason and VM from the time bins.
+// In: the exits a report accepted (an ExitSampleSink, streamed to the file as they come), then at
+// Finish the bins and the report of the same pass. Out: one file; ts/dur in microseconds from the
+// trace's first event, to the ns (three decimals).
+// Assumption: a UI chokes on ~1 GB of JSON, so at most max_exits exits are written (the first ones,
+// in the order their entries came, so a prefix in time); the rest are counted and the file says so.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "analysis/exit_bins.h"
+#include "analysis/exit_pairer.h"
+#include "model/report_model.h"
+
+namespace exitscope {
+
+inline constexpr int kTimelineSchemaVersion = 1;     // of the file's otherData.exitscope block
+inline constexpr uint64_t kDefaultTimelineExits = 500'000;  // ~125 MB of JSON (~250 bytes an exit)
+
+class ChromeTraceWriter : public ExitSampleSink {
+ public:
+  // `out` stays the caller's; max_exits 0 = no cap.
+  ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits);
+  void OnExitSample(const ExitSample& s) override { Write(s, true); }
+  void OnUntimedExit(const ExitSample& s) override { Write(s, false); }
+  // Names, counters and the closing block; false when a write failed.
+  bool Finish(const Report& report);
+
+  uint64_t written() const { return written_; }
+  uint64_t dropped() const { return dropped_; }
+  uint64_t first_dropped_ts_ns() const { return first_dropped_ts_ns_; }
+
+ private:
+  void Write(const ExitSample& s, bool timed);
+  void Event(const std::string& json);  // one array element, comma-separated
+  std::string Us(uint64_t ns_since_origin) const;
+
+  std::FILE* out_;
+  const TraceMeta& meta_;
+  const ExitBinner& bins_;
+  uint64_t max_exits_;
+  uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
+  bool first_ = true;
+  std::string line_;
+};
+
+}  // namespace exitscope
