@@ -12,6 +12,9 @@ build_pkgs=(
   clang libclang-rt-14-dev       # libFuzzer targets and ASan/UBSan
   trace-cmd linux-perf           # peers used as oracles by tests and benchmarks
   time python3                   # bench/compare_peers.sh: GNU time (peak RSS), perfdata_scale.py
+  # exitscope serve: HTTP server (libmicrohttpd; why not cpp-httplib: src/sinks/metrics_http_server.h);
+  # promtool and a real Prometheus check the exposition, deploy/prometheus/ and a scrape end to end
+  libmicrohttpd-dev prometheus
 )
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip
