@@ -170,8 +170,8 @@ int RunServeCommand(int argc, char** argv) {
   LiveExitSession& capture = **session;
   auto server = MetricsHttpServer::Start(listen, render);
   if (!server.ok()) return PrintError(server.error());
-  std::fprintf(stderr, "exitscope serve: tracing in %s, metrics on http://%s/metrics; Ctrl-C to stop\n",
-               capture.instance_dir().c_str(), listen.c_str());
+  std::fprintf(stderr, "exitscope serve: tracing in %s, metrics on http://%s/metrics (port %u); Ctrl-C to stop\n",
+               capture.instance_dir().c_str(), listen.c_str(), (*server)->port());
   // /proc is re-read for pid reuse and ended VMs every few intervals, not per exit.
   constexpr int kRevalidateEvery = 10;
   const uint64_t grace_ns = static_cast<uint64_t>(grace_s * 1e9);
