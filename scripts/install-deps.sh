@@ -15,6 +15,9 @@ build_pkgs=(
   # install tests (issue 20, cmake/install.cmake): the .deb's dependencies (dpkg-shlibdeps), man pages
   # rendered with warnings on, the completions loaded, the exporter's unit checked
   dpkg-dev binutils groff-base man-db bash-completion zsh systemd
+  # exitscope serve: HTTP server (libmicrohttpd; why not cpp-httplib: src/sinks/metrics_http_server.h);
+  # promtool and a real Prometheus check the exposition, deploy/prometheus/ and a scrape end to end
+  libmicrohttpd-dev prometheus
 )
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip

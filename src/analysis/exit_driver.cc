@@ -19,7 +19,10 @@ ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pa
       if (options.on_start) options.on_start(run.first_ts_ns);
     }
     ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
-      if (lost) pairer.OnLost(*lost);
+      if (lost) {
+        pairer.OnLost(*lost);
+        if (options.on_lost) options.on_lost(*lost);
+      }
       if (e.kind == EventKind::kExit && run.isa_seen == Isa::kUnknown) run.isa_seen = e.isa;
       if (options.tap) options.tap->OnKvmEvent(e);
       pairer.OnEvent(e);

@@ -3,19 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
 namespace {
-
-std::string ReadLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
 
 TopRow RowOf(const std::string& label, int32_t pid, int32_t tid, int32_t vcpu,
              const LogHistogram& h, double interval_s) {
@@ -43,42 +35,29 @@ void SortRows(std::vector<TopRow>* rows, size_t max_rows) {
 
 }  // namespace
 
-int32_t TopAggregator::VmOf(int32_t tid) {
-  auto it = tgid_cache_.find(tid);
-  if (it != tgid_cache_.end()) return it->second;
-  int32_t tgid = tid;
-  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("Tgid:", 0) == 0) {
-      tgid = std::atoi(line.c_str() + 5);
-      break;
-    }
-  }
-  tgid_cache_[tid] = tgid;
-  return tgid;
-}
-
 void TopAggregator::OnExitSample(const ExitSample& s) {
   if (!reason_filter_.empty() && !reason_codes_.Matches(s.isa, s.reason)) return;
   std::string reason = ExitReasonName(s.isa, s.reason);
   Acc& r = reasons_[reason];
   r.label = reason;
   r.hist.Add(s.dur_ns);
-  int32_t pid = VmOf(s.tid);
+  const LiveVm& live = vms_dir_.VmOf(s.tid);
+  const int32_t pid = live.pid;
   Acc& vm = vms_[pid];
   if (vm.label.empty()) {
-    std::string comm = ReadLine("/proc/" + std::to_string(pid) + "/comm");
-    vm.label = fmt::format("{} ({})", comm.empty() ? "?" : comm, pid);
+    vm.label = fmt::format("{} ({})", live.domain, pid);
     vm.pid = pid;
   }
   vm.hist.Add(s.dur_ns);
   Acc& v = vcpus_[s.tid];
-  v.pid = pid;
-  v.tid = s.tid;
-  v.vcpu = s.vcpu_id;
-  v.label = s.vcpu_id >= 0 ? fmt::format("vcpu {} (tid {})", s.vcpu_id, s.tid)
-                           : fmt::format("tid {}", s.tid);
+  if (v.label.empty()) {
+    std::optional<int32_t> vcpu = vms_dir_.VcpuOf(s.tid, s.vcpu_id);
+    v.pid = pid;
+    v.tid = s.tid;
+    v.vcpu = vcpu.value_or(-1);
+    v.label = vcpu ? fmt::format("{} vcpu {} (tid {})", live.domain, *vcpu, s.tid)
+                   : fmt::format("{} tid {}", live.domain, s.tid);
+  }
   v.hist.Add(s.dur_ns);
 }
 
@@ -103,6 +82,7 @@ TopInterval TopAggregator::TakeInterval(double interval_s, std::vector<uint64_t>
   reasons_.clear();
   vms_.clear();
   vcpus_.clear();
+  vms_dir_.Revalidate();
   return t;
 }
 

@@ -2,7 +2,8 @@
 // reason with handling-time percentiles, plus the interval's per-CPU losses. Rendered as a plain
 // text table or as one JSON object per line by report/top_reporter.h.
 // In: ExitSamples via OnExitSample, then TakeInterval. Out: TopInterval.
-// Assumption: a vCPU thread's VM is its process (/proc/<tid>/status Tgid), looked up once per thread.
+// Assumption: a vCPU thread's VM is its process, named by ProcVmDirectory (vm_grouper.h) from the
+// VMM's command line; the directory is revalidated once per interval.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "analysis/exit_pairer.h"
 #include "analysis/log_histogram.h"
+#include "analysis/vm_grouper.h"
 #include "decode/exit_reasons.h"
 
 namespace exitscope {
@@ -38,8 +40,10 @@ struct TopInterval {
 class TopAggregator : public ExitSampleSink {
  public:
   // reason_filter: any spelling ReasonCodesFromName takes (HLT, hlt, npf …); empty = all.
-  explicit TopAggregator(std::string reason_filter = {})
-      : reason_filter_(std::move(reason_filter)), reason_codes_(ReasonCodesFromName(reason_filter_)) {}
+  explicit TopAggregator(std::string reason_filter = {}, std::string proc_root = "/proc")
+      : reason_filter_(std::move(reason_filter)),
+        reason_codes_(ReasonCodesFromName(reason_filter_)),
+        vms_dir_(std::move(proc_root)) {}
   void OnExitSample(const ExitSample& s) override;
   TopInterval TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu, size_t max_rows);
 
@@ -49,12 +53,11 @@ class TopAggregator : public ExitSampleSink {
     std::string label;
     LogHistogram hist;
   };
-  int32_t VmOf(int32_t tid);
   std::string reason_filter_;
   ReasonCodes reason_codes_;
   std::map<std::string, Acc> reasons_;
   std::map<int32_t, Acc> vms_, vcpus_;
-  std::map<int32_t, int32_t> tgid_cache_;
+  ProcVmDirectory vms_dir_;
   uint64_t index_ = 0;
 };
 

@@ -10,14 +10,8 @@ namespace {
 // QEMU names its KVM vCPU threads "CPU %d/KVM" (qemu accel/kvm/kvm-accel-ops.c); the index is the
 // vCPU's. Returns it, or nothing for other names.
 std::optional<int32_t> QemuVcpuIndex(std::string_view comm) {
-  constexpr std::string_view kPrefix = "CPU ", kSuffix = "/KVM";
-  if (comm.size() <= kPrefix.size() + kSuffix.size() || !comm.starts_with(kPrefix) || !comm.ends_with(kSuffix))
-    return std::nullopt;
-  std::string_view digits = comm.substr(kPrefix.size(), comm.size() - kPrefix.size() - kSuffix.size());
-  int32_t n = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || end != digits.data() + digits.size() || n < 0) return std::nullopt;
-  return n;
+  auto n = VcpuIndexFromThreadName(comm);
+  return n && comm.starts_with("CPU ") ? n : std::nullopt;
 }
 
 }  // namespace

@@ -3,18 +3,76 @@
 // id, or the lowest vCPU tid when the process is unknown) and a label that says how it was grouped.
 // Assumption: trace.dat and text do not record processes; then QEMU's vCPU threads ("CPU <n>/KVM",
 // created in order, so tid − n is the same for one VM) are grouped, never guessed silently.
+// On a live host (top, serve) ProcVmDirectory names each VM from its VMM's /proc/<pid>/cmdline
+// (kvm_stat's rule for QEMU's -name) and is the only reader of /proc for VM identity.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
 #include "model/trace_meta.h"
 
 namespace exitscope {
+
+// What a VMM's command line says about its VM.
+struct VmmIdentity {
+  std::string vmm;   // "qemu", "firecracker", "cloud-hypervisor", "crosvm"; empty: not a known VMM
+  std::string name;  // empty: the command line names none
+  std::string uuid;  // empty: none given
+};
+
+// `cmdline` as /proc/<pid>/cmdline holds it (arguments NUL-separated), `comm` the process name.
+VmmIdentity IdentifyVmm(std::string_view cmdline, std::string_view comm);
+
+// The vCPU index a VMM put in its vCPU thread's name, by exact match: QEMU "CPU n/KVM",
+// Firecracker "fc_vcpu n", cloud-hypervisor "vcpun", crosvm "crosvm_vcpun"; nothing otherwise.
+// `vmm`, when given, is set to the VMM that names its threads so.
+std::optional<int32_t> VcpuIndexFromThreadName(std::string_view comm, std::string_view* vmm = nullptr);
+
+// One VM process on a live host.
+struct LiveVm {
+  int32_t pid = -1;
+  uint64_t start_ticks = 0;  // /proc/<pid>/stat starttime: with pid, the key a reused pid cannot fake
+  std::string comm;
+  VmmIdentity identity;
+  std::string domain;        // the name, else the uuid, else "<comm>-<pid>"
+  bool alive = true;         // false once the process is gone (or its pid was reused)
+};
+
+// The /proc reader for VM identity on this host. Threads and processes are cached by (id, start
+// time); Revalidate re-reads each cached start time once (top and serve call it per interval).
+class ProcVmDirectory {
+ public:
+  explicit ProcVmDirectory(std::string proc_root = "/proc") : root_(std::move(proc_root)) {}
+  // The VM of host thread `tid`; a thread whose process cannot be read is a VM of its own. The
+  // reference holds until the next Revalidate.
+  const LiveVm& VmOf(int32_t tid);
+  // The thread name's vCPU index, else `vcpu_id` (kvm_entry/kvm_exit's, when >= 0), else nothing.
+  std::optional<int32_t> VcpuOf(int32_t tid, int32_t vcpu_id);
+  // Drops threads whose start time changed or which are gone; marks gone VMs !alive and forgets
+  // VMs gone for more than one Revalidate (their series are the aggregator's to keep).
+  void Revalidate();
+  size_t vm_count() const { return vms_.size(); }
+  const std::map<std::pair<int32_t, uint64_t>, LiveVm>& vms() const { return vms_; }
+
+ private:
+  struct Thread {
+    uint64_t start_ticks = 0;
+    std::pair<int32_t, uint64_t> vm;
+    std::optional<int32_t> vcpu;
+  };
+  std::optional<uint64_t> StartTicks(int32_t id) const;
+  std::string Read(const std::string& rel) const;
+  std::string root_;
+  std::unordered_map<int32_t, Thread> threads_;
+  std::map<std::pair<int32_t, uint64_t>, LiveVm> vms_;
+};
 
 class VmGrouper {
  public:

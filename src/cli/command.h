@@ -70,5 +70,6 @@ int RunBenchCommand(int argc, char** argv);
 int RunAdviseCommand(int argc, char** argv);
 int RunCleanupCommand(int argc, char** argv);
 int RunTimelineCommand(int argc, char** argv);
+int RunServeCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -19,6 +19,7 @@ std::span<const Command> Commands() {
       {"record", "record VM exits on this host into a trace.dat (own tracefs instance)",
        RunRecordCommand},
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
+      {"serve", "Prometheus/OpenMetrics exporter of this host's VM exits (GET /metrics)", RunServeCommand},
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
       {"cleanup", "remove tracefs instances left by killed exitscope runs", RunCleanupCommand},

@@ -10,6 +10,8 @@
 #include "cli/filter_options.h"
 #include "cli/html_report.h"
 #include "cli/rip_report.h"
+#include "cli/trace_metrics.h"
+#include "report/openmetrics_reporter.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
 #include "pipeline/tracedat_slices.h"
@@ -56,6 +58,7 @@ Examples:
   exitscope report --reason EPT_VIOLATION trace.dat # only one reason (any spelling: npf, EXIT_NPF)
   exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
+  exitscope report --openmetrics trace.dat > /var/lib/node_exporter/exits.prom   # textfile collector
   exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
   exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
   exitscope report --html report.html trace.dat     # one page: charts, flame graph, tables (offline)
@@ -114,6 +117,13 @@ int RunReportCommand(int argc, char** argv) {
                  "write one self-contained HTML page to OUT (- = stdout): the tables, latency distributions, "
                  "exits/s per vCPU over time, a flame graph of guest code; no network needed to view it")
       ->option_text("OUT");
+  bool openmetrics = false;
+  std::string exposition = "text";
+  app.add_flag("--openmetrics", openmetrics,
+               "the trace's totals as the metrics `exitscope serve` exports, in the Prometheus text format "
+               "node_exporter's textfile collector reads (--exposition openmetrics: OpenMetrics 1.0.0)");
+  app.add_option("--exposition", exposition, "with --openmetrics: text (default) or openmetrics")
+      ->check(CLI::IsMember({"text", "openmetrics"}));
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
@@ -130,6 +140,14 @@ int RunReportCommand(int argc, char** argv) {
     return ExitOnParseError(app, e);
   }
   (void)no_details;
+  if (openmetrics) {
+    auto tm = MetricsOfTrace(path, clock);
+    if (!tm.ok()) return PrintError(tm.error());
+    ExpositionOptions o;
+    o.format = exposition == "openmetrics" ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kPrometheusText;
+    WriteStdout(RenderExposition(*tm->metrics, tm->diagnostics, nullptr, o));
+    return FinishStdout(tm->partial ? kExitDataErr : kExitOk);
+  }
   options.by = by == "vm" ? GroupBy::kVm : by == "vcpu" ? GroupBy::kVcpu : by == "cpu" ? GroupBy::kCpu
                                                                            : GroupBy::kReason;
   auto filters = ParseFilters(filter_args);

@@ -1,19 +1,19 @@
 // `exitscope top`: live exits/s per VM, vCPU and reason with handling-time percentiles, refreshed
-// every -d seconds, from its own tracefs instance (kvm_exit/kvm_entry pairs + detail events).
+// every -d seconds, from its own tracefs instance (live/live_exits); VMs named by their VMM's
+// command line (analysis/vm_grouper.h ProcVmDirectory).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 
-#include "analysis/exit_pairer.h"
+#include "analysis/top_aggregator.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
-#include "pipeline/live_page_decoder.h"
+#include "live/live_exits.h"
 #include "live/stop_signal.h"
-#include "analysis/top_aggregator.h"
+#include "pipeline/live_page_decoder.h"
 #include "report/top_reporter.h"
-#include "sources/live/trace_pipe_reader.h"
 
 namespace exitscope {
 
@@ -23,7 +23,9 @@ int RunTopCommand(int argc, char** argv) {
                  "Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
                  "percentiles (kvm_exit to kvm_entry) over the interval. Traces in its own tracefs instance\n"
                  "and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
-                 "shown per CPU with it: that interval's numbers are partial.\n\n") +
+                 "shown per CPU with it: that interval's numbers are partial. VMs are named from their VMM's\n"
+                 "command line (QEMU -name, Firecracker --id, cloud-hypervisor/crosvm API socket, else uuid or\n"
+                 "comm-pid); vCPUs from the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
              kHelpLiveNeeds +
              "\n\n"
              "Examples:\n"
@@ -60,60 +62,37 @@ int RunTopCommand(int argc, char** argv) {
   if (Isa host = HostIsa(); host != Isa::kUnknown) {
     if (Status st = CheckReasonForIsa(*filters, host); !st.ok()) return PrintError(st.error());
   }
-  const int pid = filters->pid.value_or(0);
   InstallStopHandlers();
-  if (!tracefs.empty()) {
-    if (Status st = CheckTracefs(tracefs); !st.ok()) return PrintError(st.error());
-  } else {
-    auto t = FindTracefs();
-    if (!t.ok()) return PrintError(t.error());
-    tracefs = *t;
-  }
-  auto inst = TracefsInstance::Create(tracefs, buffer_kb);
-  if (!inst.ok()) return PrintError(inst.error());
-  if (Status s = (*inst)->EnableEvents(DefaultExitEvents(), true); !s) return PrintError(s.error());
-  if (pid > 0) {
-    auto tids = ThreadsOf(pid);
-    if (!tids.ok()) return PrintError(tids.error());
-    if (Status s = (*inst)->FilterPids(*tids); !s) return PrintError(s.error());
-  }
-  Diagnostics diag;
-  auto decoder = LivePageDecoder::Create(**inst, &diag);
-  if (!decoder.ok()) return PrintError(decoder.error());
   TopAggregator agg(filters->reason);
-  ExitPairer pairer((*decoder)->meta(), &diag, &agg);
-  auto reader = TracePipeReader::Open(**inst);
-  if (!reader.ok()) return PrintError(reader.error());
+  LiveExitOptions live;
+  live.tracefs = tracefs;
+  live.buffer_kb = buffer_kb;
+  live.pid = filters->pid.value_or(0);
+  auto session = LiveExitSession::Start(live, &agg);
+  if (!session.ok()) return PrintError(session.error());
+  LiveExitSession& capture = **session;
   const bool tty = !json && ::isatty(STDOUT_FILENO);
-  std::vector<uint64_t> lost_before((*inst)->cpu_count(), 0);
-  auto sink = [&](int cpu, std::span<const uint8_t> page) -> Status {
-    (*decoder)->AddPage(cpu, page);
-    return {};
-  };
-  if (Status s = (*inst)->SetTracingOn(true); !s) return PrintError(s.error());
+  std::vector<uint64_t> lost_before;
   auto last = std::chrono::steady_clock::now();
   for (uint64_t shown = 0; !StopRequested() && (*count == 0 || shown < *count);) {
     auto now = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(now - last).count();
     if (elapsed < delay_s) {
       int wait_ms = std::max(1, static_cast<int>((delay_s - elapsed) * 1000));
-      auto n = (*reader)->Poll(std::min(wait_ms, 200), sink);
-      if (!n.ok()) return PrintError(n.error());
+      if (Status st = capture.Poll(std::min(wait_ms, 200)); !st) return PrintError(st.error());
       continue;
     }
     last = now;
-    if (auto n = (*reader)->Drain(sink); !n.ok()) return PrintError(n.error());
-    (*decoder)->Flush([&](const KvmEvent& e) { pairer.OnEvent(e); },
-                      [&](const LostEvents& l) { pairer.OnLost(l); });
-    (*reader)->UpdateStats();
+    if (Status st = capture.Collect(); !st) return PrintError(st.error());
     std::vector<uint64_t> lost;
-    for (size_t cpu = 0; cpu < (*reader)->loss().size(); ++cpu) {
-      uint64_t total = (*reader)->loss()[cpu].Lost();
+    lost_before.resize(capture.loss().size(), 0);
+    for (size_t cpu = 0; cpu < capture.loss().size(); ++cpu) {
+      uint64_t total = capture.loss()[cpu].Lost();
       lost.push_back(total - std::min(total, lost_before[cpu]));
       lost_before[cpu] = total;
     }
     TopInterval t = agg.TakeInterval(elapsed, std::move(lost), json ? 0 : *rows);
-    for (const auto& c : diag.NonZero()) t.diagnostics[c.name] = c.count;
+    for (const auto& c : capture.diagnostics().NonZero()) t.diagnostics[c.name] = c.count;
     std::string text = json ? RenderTopJson(t) + "\n" : RenderTopText(t);
     if (tty) text = "\x1b[H\x1b[2J" + text;  // clear only a terminal; pipes get plain text
     else if (!json) text += "\n";
@@ -122,8 +101,7 @@ int RunTopCommand(int argc, char** argv) {
     }
     ++shown;
   }
-  reader.value().reset();  // open trace_pipe_raw files would keep the instance busy
-  if (Status s = (*inst)->Remove(); !s) return PrintError(s.error());
+  if (Status st = capture.Stop(); !st) return PrintError(st.error());
   return FinishStdout(kExitOk, /*quiet_epipe=*/true);
 }
 

@@ -4,7 +4,7 @@
 # SIGKILL + rerun). Leaves in DIR what tests/check_suite.py's live_* checks read:
 #   trace.dat bench.json bench.pid record.rc record.err top.jsonl top.rc top.err
 #   state-before.txt state-after-sigint.txt state-after-sigkill.txt state-after-rerun.txt
-#   killed.pid rerun.rc rerun.err
+#   killed.pid rerun.rc rerun.err serve.rc serve.err metrics-before.txt metrics-after.txt
 # The top-level tracing state is set to something no default has (tracing_on 0, kvm_pio enabled) so
 # that "left as before" cannot pass by accident; it is put back to the defaults at the end.
 set -eu
@@ -43,21 +43,31 @@ echo 0 > $T/tracing_on
 echo kvm:kvm_pio > $T/set_event
 snapshot > "$DIR/state-before.txt"
 
-# 1. record + top during one bench run, stopped by SIGINT.
+# 1. record + top + serve during one bench run, stopped by SIGINT; serve scraped before and after.
+ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
 exitscope record -o "$DIR/trace.dat" 2> "$DIR/record.err" &
 REC=$!
 exitscope top --json -d 0.5 > "$DIR/top.jsonl" 2> "$DIR/top.err" &
 TOP=$!
-wait_instances 2
+exitscope serve --listen 127.0.0.1:9464 --interval 0.2 2> "$DIR/serve.err" &
+SERVE=$!
+wait_instances 3
+scrape() {
+  n=0
+  until wget -q -O "$1" http://127.0.0.1:9464/metrics || [ $n -ge 50 ]; do sleep 0.1; n=$((n + 1)); done
+}
+scrape "$DIR/metrics-before.txt"
 exitscope bench --iterations 25 --json > "$DIR/bench.json" &
 BENCH=$!
 echo $BENCH > "$DIR/bench.pid"
 wait $BENCH
-# Let top print the interval holding the bench's last exits (its -d is 0.5 s).
+# Let top print the interval holding the bench's last exits (its -d is 0.5 s), serve read them.
 sleep 1.5
-kill -INT $REC $TOP
+scrape "$DIR/metrics-after.txt"
+kill -INT $REC $TOP $SERVE
 rc=0; wait $REC || rc=$?; echo $rc > "$DIR/record.rc"
 rc=0; wait $TOP || rc=$?; echo $rc > "$DIR/top.rc"
+rc=0; wait $SERVE || rc=$?; echo $rc > "$DIR/serve.rc"
 snapshot > "$DIR/state-after-sigint.txt"
 
 # 2. SIGKILL leaves the instance behind (nothing can clean up); the next run must remove it.

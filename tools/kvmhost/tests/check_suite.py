@@ -346,6 +346,34 @@ def live_checks(name, live):
             expect(reasons[reason] == n, f"top: {reasons[reason]} {reason} exits, bench ran {n}")
         want = sum(work[t]["iterations"] for t in ("cpuid", "hlt", "vmcall", "inl_from_user"))
         expect(vm_exits >= want, f"top: {vm_exits} exits of the bench VM (pid {bench_pid}), want >= {want}")
+    elif name == "live_serve":
+        # `exitscope serve` during the bench: the increase of exitscope_exits_total{reason="cpuid"}
+        # between a scrape before and one after equals the bench's CPUID iterations.
+        expect(read_text(os.path.join(live, "serve.rc")).strip() == "0",
+               f"serve exited {read_text(os.path.join(live, 'serve.rc')).strip()}: "
+               f"{read_text(os.path.join(live, 'serve.err'))!r}")
+        work = tests_by_name(load_json(os.path.join(live, "bench.json")))
+        bench_pid = int(read_text(os.path.join(live, "bench.pid")))
+
+        def cpuid_exits(text, domain=None):
+            n = 0
+            for m in re.finditer(r'^exitscope_exits_total\{domain="([^"]*)",reason="cpuid"\} (\d+)$', text, re.M):
+                if domain is None or m.group(1) == domain:
+                    n += int(m.group(2))
+            return n
+        before = read_text(os.path.join(live, "metrics-before.txt"))
+        after = read_text(os.path.join(live, "metrics-after.txt"))
+        expect("exitscope_build_info" in before and "exitscope_build_info" in after,
+               f"serve did not answer: {before[:200]!r} / {after[:200]!r}")
+        n = sum(work[t]["iterations"] for t in ("cpuid", "dr_burst", "dr_burst_guestdbg") if t in work)
+        got = cpuid_exits(after) - cpuid_exits(before)
+        expect(got == n, f"serve: increase of exits_total{{reason=cpuid}} {got}, bench ran {n} CPUIDs")
+        # The bench VMM is named by its process (no -name): "<comm>-<pid>".
+        domain = f"exitscope-{bench_pid}"
+        expect(cpuid_exits(after, domain) == n, f"serve: domain {domain} has {cpuid_exits(after, domain)} "
+               f"cpuid exits, want {n}; vm_info: {re.findall(r'^exitscope_vm_info.*$', after, re.M)}")
+        expect(re.search(r'^exitscope_events_lost_total\{cpu="0"\} 0$', after, re.M) is not None,
+               "serve: events_lost_total{cpu=0} missing or non-zero")
     elif name == "live_cleanup":
         state = {k: read_text(os.path.join(live, f"state-{k}.txt"))
                  for k in ("before", "after-sigint", "after-sigkill", "after-rerun")}

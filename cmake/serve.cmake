@@ -1,0 +1,24 @@
+# `exitscope serve`'s HTTP endpoint: GNU libmicrohttpd (why: src/sinks/metrics_http_server.h).
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
+target_link_libraries(exitscope_core PUBLIC PkgConfig::MICROHTTPD)
+
+# Prometheus's own tools on what serve exports and on deploy/prometheus/ (label prometheus; Debian
+# package prometheus gives promtool and the server, scripts/install-deps.sh installs it).
+find_program(PROMTOOL promtool REQUIRED)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(EXITSCOPE_PROM_DIR ${CMAKE_SOURCE_DIR}/deploy/prometheus)
+set(EXITSCOPE_PROM_SHARED "${EXITSCOPE_SHARED_DIR}")  # the fragments come before its cache entry
+if(NOT EXITSCOPE_PROM_SHARED)
+  set(EXITSCOPE_PROM_SHARED "${CMAKE_SOURCE_DIR}/../shared")
+endif()
+add_test(NAME prometheus.rules_check
+         COMMAND ${PROMTOOL} check rules ${EXITSCOPE_PROM_DIR}/exitscope.rules.yml ${EXITSCOPE_PROM_DIR}/exitscope.alerts.yml)
+add_test(NAME prometheus.rules_test COMMAND ${PROMTOOL} test rules rules_test.yml
+         WORKING_DIRECTORY ${EXITSCOPE_PROM_DIR}/tests)
+foreach(check expositions scrape load)
+  add_test(NAME prometheus.${check}
+           COMMAND Python3::Interpreter ${CMAKE_SOURCE_DIR}/tests/prometheus/prometheus_checks.py ${check}
+                   $<TARGET_FILE:exitscope> ${EXITSCOPE_PROM_SHARED})
+endforeach()
+set_tests_properties(prometheus.rules_check prometheus.rules_test prometheus.expositions prometheus.scrape
+                     prometheus.load PROPERTIES LABELS prometheus TIMEOUT 300)

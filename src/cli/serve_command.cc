@@ -1,0 +1,207 @@
+// `exitscope serve`: a Prometheus / OpenMetrics exporter of this host's VM exits. Aggregates
+// continuously in its own tracefs instance (live/live_exits, the capture `top` uses) into
+// ExitMetrics and answers GET /metrics (sinks/metrics_http_server); `--from-trace` serves a trace's
+// totals instead, for dashboards, rule tests and CI.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "analysis/exit_metrics.h"
+#include "analysis/vm_grouper.h"
+#include "cli/command.h"
+#include "cli/filter_options.h"
+#include "cli/trace_metrics.h"
+#include "live/live_exits.h"
+#include "live/stop_signal.h"
+#include "report/openmetrics_reporter.h"
+#include "sinks/metrics_http_server.h"
+
+namespace exitscope {
+namespace {
+
+constexpr const char* kServeHelp = R"(Serves this host's VM exits to Prometheus: GET /metrics answers in the Prometheus text format
+(0.0.4) or in OpenMetrics 1.0.0 when the scraper's Accept header asks for it (Prometheus does);
+GET / points there; anything else gets 404 or 405. Counts come from kvm_exit/kvm_entry pairs read
+in its own tracefs instance (instances/exitscope-<pid>), removed again on SIGINT/SIGTERM.
+
+Metrics (prefix exitscope_, base units; counters only grow):
+  exits_total{domain,reason}               exits per VM and exit reason
+  exit_seconds_total{domain,reason,stage}  handling time; stage="vmm": exits that went to the VMM
+                                           (kvm_userspace_exit), stage="kernel": the others
+  vcpu_exits_total{domain,vcpu}            exits per vCPU index
+  exit_duration_seconds{domain,reason,le}  histogram, with --histogram, for the top reasons only
+  vm_info{domain,uuid,vmm,vcpus}           what each VM is
+  events_lost_total{cpu}                   events the kernel lost (counts are partial then)
+  diagnostics_total{counter,severity}      anomalies of decoding and pairing
+  build_info{version}, exporter_cpu_seconds_total, exporter_resident_memory_bytes,
+  scrapes_total, scrape_duration_seconds   the exporter itself
+domain is the VM's name: QEMU's -name (guest=NAME or the plain form), Firecracker's --id,
+cloud-hypervisor's / crosvm's API socket, else the uuid, else "<comm>-<pid>"; vcpu is the index
+the VMM put in the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun), else kvm_entry's.
+No pid, tid, RIP, MSR or port is a label. A VM that ends keeps its series for --grace seconds.
+
+Series per host: VMs x (3 x reasons + vCPUs + 1) + CPUs + diagnostics + 6; with --histogram also
+VMs x N x 13. E.g. 50 VMs of 4 vCPUs, 12 reasons each, 16 CPUs: 50 x 41 + 16 + 6 = 2,072 series
+(+ 3,250 with --histogram 5).
+
+Safe by default: listens on 127.0.0.1 unless --listen says otherwise; at most 32 connections (16
+per client address), 16 KiB of request line and headers each, closed after 5 s without a byte
+or 15 s in all; request bodies are dropped.)";
+
+constexpr const char* kServeExamples = R"(Examples:
+  sudo exitscope serve                                   # 127.0.0.1:9464, until Ctrl-C
+  sudo exitscope serve --listen 0.0.0.0:9464 --histogram # every interface, with the histogram
+  exitscope serve --from-trace trace.dat --listen 127.0.0.1:9500   # a trace's totals, as if live
+  curl -s localhost:9464/metrics | grep exitscope_exits_total
+Prometheus: scrape_configs: [{job_name: exitscope, static_configs: [{targets: ['HOST:9464']}]}];
+recording rules and alerts: deploy/prometheus/ in the source tree.
+
+Exit status: 0 stopped by SIGINT/SIGTERM; 64 bad option; 65 --from-trace of a PARTIAL trace is
+served but exits 65 when stopped; 66 trace missing; 69 no tracefs, no kvm events, or the address
+cannot be bound; 77 permission denied (run as root for live).)";
+
+ExporterSelf SelfFigures(uint64_t scrapes) {
+  ExporterSelf s;
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  s.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  s.resident_bytes = resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  s.scrapes = scrapes;
+  return s;
+}
+
+uint64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int RunServeCommand(int argc, char** argv) {
+  CLI::App app{"exitscope serve: this host's VM exits for Prometheus (GET /metrics)", "exitscope serve"};
+  app.footer(std::string(kServeHelp) + "\n\n" + kHelpLiveNeeds + " (not for --from-trace)\n\n" + kServeExamples);
+  std::string listen = "127.0.0.1:9464", from_trace, tracefs;
+  double interval_s = 1.0, grace_s = 300;
+  bool histogram = false;
+  size_t histogram_reasons = 5;
+  uint32_t buffer_kb = 4096;
+  FilterArgs filter_args;
+  app.add_option("--listen", listen, "ADDR:PORT to listen on (numeric; [::1]:PORT for IPv6)")
+      ->capture_default_str();
+  app.add_option("--from-trace", from_trace, "serve this trace's totals instead of the live host");
+  app.add_flag("--histogram", histogram, "export exit_duration_seconds for the top reasons");
+  app.add_option("--histogram-reasons", histogram_reasons, "how many reasons get the histogram")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--interval", interval_s, "seconds between reads of the ring buffer (0.1..60)")
+      ->check(CLI::Range(0.1, 60.0))
+      ->capture_default_str();
+  app.add_option("--grace", grace_s, "seconds a VM that ended keeps its series")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  AddFilterOptions(app, &filter_args, kFilterPid | kFilterShortPid);
+  app.add_option("-b,--buffer-size", buffer_kb, "ring buffer per CPU, KiB")->check(CLI::Range(64u, 1u << 22));
+  app.add_option("--tracefs", tracefs, "tracefs mount point");
+  ClockOptions clock;
+  AddClockOptions(app, &clock);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  auto filters = ParseFilters(filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  ExpositionOptions expo;
+  expo.histogram_reasons = histogram ? histogram_reasons : 0;
+  InstallStopHandlers();
+
+  // The HTTP thread renders under this lock; the capture loop holds it while it adds exits.
+  std::mutex mu;
+  std::vector<DiagnosticCounter> diagnostics;
+  uint64_t scrapes = 0;
+  ExitMetrics* metrics = nullptr;
+  auto render = [&](std::string_view accept) {
+    ExpositionOptions o = expo;
+    o.format = ExpositionFormatForAccept(accept);
+    std::lock_guard<std::mutex> lock(mu);
+    ExporterSelf self = SelfFigures(++scrapes);
+    return Exposition{RenderExposition(*metrics, diagnostics, &self, o), std::string(ExpositionContentType(o.format))};
+  };
+
+  if (!from_trace.empty()) {
+    auto tm = MetricsOfTrace(from_trace, clock);
+    if (!tm.ok()) return PrintError(tm.error());
+    metrics = tm->metrics.get();
+    diagnostics = tm->diagnostics;
+    auto server = MetricsHttpServer::Start(listen, render);
+    if (!server.ok()) return PrintError(server.error());
+    std::fprintf(stderr, "exitscope serve: %s's totals on http://%s/metrics (port %u); Ctrl-C to stop\n",
+                 from_trace.c_str(), listen.c_str(), (*server)->port());
+    while (!StopRequested()) ::usleep(100 * 1000);
+    return tm->partial ? kExitDataErr : kExitOk;
+  }
+
+  ProcVmDirectory vms;
+  ExitMetrics live_metrics([&](int32_t tid, int32_t vcpu_id) {
+    const LiveVm& vm = vms.VmOf(tid);
+    ExitVmName n;
+    n.domain = vm.domain;
+    n.uuid = vm.identity.uuid;
+    n.vmm = vm.identity.vmm;
+    n.vcpu = vms.VcpuOf(tid, vcpu_id).value_or(-1);
+    return n;
+  });
+  metrics = &live_metrics;
+  LiveExitOptions live;
+  live.tracefs = tracefs;
+  live.buffer_kb = buffer_kb;
+  live.pid = filters->pid.value_or(0);
+  auto session = LiveExitSession::Start(live, &live_metrics);
+  if (!session.ok()) return PrintError(session.error());
+  LiveExitSession& capture = **session;
+  auto server = MetricsHttpServer::Start(listen, render);
+  if (!server.ok()) return PrintError(server.error());
+  std::fprintf(stderr, "exitscope serve: tracing in %s, metrics on http://%s/metrics (port %u); Ctrl-C to stop\n",
+               capture.instance_dir().c_str(), listen.c_str(), (*server)->port());
+  // /proc is re-read for pid reuse and ended VMs every few intervals, not per exit.
+  constexpr int kRevalidateEvery = 10;
+  const uint64_t grace_ns = static_cast<uint64_t>(grace_s * 1e9);
+  auto last = std::chrono::steady_clock::now();
+  for (int round = 0; !StopRequested();) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count();
+    if (elapsed < interval_s) {
+      if (Status st = capture.Poll(std::max(1, std::min(200, static_cast<int>((interval_s - elapsed) * 1000))));
+          !st)
+        return PrintError(st.error());
+      continue;
+    }
+    last = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(mu);
+    if (Status st = capture.Collect(); !st) return PrintError(st.error());
+    for (size_t cpu = 0; cpu < capture.loss().size(); ++cpu)
+      live_metrics.SetLost(static_cast<int32_t>(cpu), capture.loss()[cpu].Lost());
+    diagnostics = capture.diagnostics().NonZero();
+    if (++round % kRevalidateEvery == 0) {
+      vms.Revalidate();
+      live_metrics.ForgetThreads();
+      std::set<std::string> alive;
+      for (const auto& [key, vm] : vms.vms())
+        if (vm.alive) alive.insert(vm.domain);
+      live_metrics.Prune(alive, NowNs(), grace_ns);
+    }
+  }
+  server->reset();  // no scrape may read the metrics while the capture goes
+  if (Status st = capture.Stop(); !st) return PrintError(st.error());
+  return kExitOk;
+}
+
+}  // namespace exitscope

@@ -1,0 +1,183 @@
+#include "sinks/metrics_http_server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace exitscope {
+
+struct MetricsHttpServer::State {
+  ExpositionFn render;
+  MHD_Daemon* daemon = nullptr;
+  std::atomic<uint64_t> requests{0};
+  // Connections by fd with the time they opened, for the watchdog. An entry leaves in the library's
+  // CLOSED notification, which comes before it closes the fd: the watchdog never shuts a reused fd.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  std::map<int, std::chrono::steady_clock::time_point> open;
+  std::thread watchdog;
+};
+
+namespace {
+
+constexpr std::string_view kIndex =
+    "<html><head><title>exitscope</title></head><body><h1>exitscope serve</h1>"
+    "<p><a href=\"/metrics\">/metrics</a>: VM exits of this host (Prometheus text or OpenMetrics)</p>"
+    "</body></html>\n";
+
+MHD_Result Reply(MHD_Connection* c, unsigned status, std::string_view body, std::string_view type,
+                 const char* allow = nullptr) {
+  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
+                                                    MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", std::string(type).c_str());
+  if (allow) MHD_add_response_header(r, "Allow", allow);
+  MHD_Result ok = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+// One marker per request: the first call only says "go on", later ones carry a body to drop.
+int kRequestSeen, kRequestHadBody;
+
+MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
+                     const char*, size_t* upload_size, void** con_cls) {
+  auto* st = static_cast<MetricsHttpServer::State*>(cls);
+  if (*con_cls == nullptr) {
+    *con_cls = &kRequestSeen;
+    return MHD_YES;
+  }
+  if (*upload_size != 0) {  // a GET with a body: read and dropped (the deadline bounds its time)
+    *upload_size = 0;
+    *con_cls = &kRequestHadBody;
+    return MHD_YES;
+  }
+  st->requests++;
+  constexpr std::string_view kText = "text/plain; charset=utf-8";
+  if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0)
+    return Reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n", kText, "GET");
+  if (*con_cls == &kRequestHadBody) return Reply(c, MHD_HTTP_BAD_REQUEST, "GET takes no body\n", kText);
+  std::string_view path(url);
+  if (path == "/") return Reply(c, MHD_HTTP_OK, kIndex, "text/html; charset=utf-8");
+  if (path != "/metrics") return Reply(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", kText);
+  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  Exposition e = st->render(accept ? accept : "");
+  return Reply(c, MHD_HTTP_OK, e.body, e.content_type);
+}
+
+void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
+  auto* st = static_cast<MetricsHttpServer::State*>(cls);
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return;
+  std::lock_guard<std::mutex> lock(st->mu);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) st->open[info->connect_fd] = std::chrono::steady_clock::now();
+  else st->open.erase(info->connect_fd);
+}
+
+void Watchdog(MetricsHttpServer::State* st) {
+  std::unique_lock<std::mutex> lock(st->mu);
+  while (!st->stopping) {
+    st->cv.wait_for(lock, std::chrono::seconds(1));
+    auto deadline = std::chrono::steady_clock::now() - std::chrono::seconds(kHttpMaxConnectionSeconds);
+    for (auto it = st->open.begin(); it != st->open.end();) {
+      if (it->second > deadline) {
+        ++it;
+        continue;
+      }
+      // The library sees the end of the stream and closes the connection itself.
+      ::shutdown(it->first, SHUT_RDWR);
+      it = st->open.erase(it);
+    }
+  }
+}
+
+Result<sockaddr_storage> ParseListen(const std::string& listen, socklen_t* len) {
+  auto bad = [&](const std::string& why) {
+    return MakeError(kExitUsage, "serve.listen", "--listen " + listen + ": " + why,
+                     "give ADDR:PORT with a numeric address: 127.0.0.1:9464, [::1]:9464, 0.0.0.0:9464");
+  };
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size()) return bad("no port");
+  std::string host = listen.substr(0, colon), port_text = listen.substr(colon + 1);
+  char* end = nullptr;
+  unsigned long port = std::strtoul(port_text.c_str(), &end, 10);
+  if (*end || port > 65535 || port_text.find_first_not_of("0123456789") != std::string::npos)
+    return bad("the port is not a number from 0 to 65535");
+  sockaddr_storage ss{};
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<uint16_t>(port));
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a->sin6_addr) != 1)
+      return bad("not an IPv6 address");
+    *len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<uint16_t>(port));
+    if (::inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return bad("not an IPv4 address");
+    *len = sizeof(sockaddr_in);
+  }
+  return ss;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen,
+                                                                   ExpositionFn render) {
+  socklen_t len = 0;
+  auto addr = ParseListen(listen, &len);
+  if (!addr.ok()) return addr.error();
+  std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer());
+  s->state_ = std::make_unique<State>();
+  State* st = s->state_.get();
+  st->render = std::move(render);
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
+  if (addr->ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+  st->daemon = MHD_start_daemon(
+      flags, 0, nullptr, nullptr, &OnRequest, st,
+      MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&*addr),
+      MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
+      MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, kHttpListenBacklog,
+      MHD_OPTION_STRICT_FOR_CLIENT, 1,
+      MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, st,
+      MHD_OPTION_END);
+  if (!st->daemon) {
+    int err = errno;
+    return MakeError(err == EACCES ? kExitNoPerm : kExitUnavailable, "serve.listen",
+                     "cannot listen on " + listen + ": " + std::strerror(err ? err : EADDRINUSE),
+                     "another exporter may hold the port: pick another with --listen ADDR:PORT");
+  }
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(st->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  s->port_ = info ? info->port : 0;
+  st->watchdog = std::thread(Watchdog, st);
+  return s;
+}
+
+uint64_t MetricsHttpServer::requests() const { return state_->requests.load(); }
+
+MetricsHttpServer::~MetricsHttpServer() {
+  if (!state_) return;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopping = true;
+  }
+  state_->cv.notify_all();
+  if (state_->watchdog.joinable()) state_->watchdog.join();
+  if (state_->daemon) MHD_stop_daemon(state_->daemon);
+}
+
+}  // namespace exitscope

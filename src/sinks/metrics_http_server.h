@@ -1,0 +1,56 @@
+// The HTTP endpoint of `exitscope serve`: GET /metrics (the exposition) and GET / (a pointer to
+// it), nothing else. In: a listen address and a function that renders the exposition for an Accept
+// header. Out: answers until destroyed. Safe by default: loopback unless told otherwise, and every
+// resource a client can hold is bounded (see kHttp* below).
+//
+// Library: GNU libmicrohttpd (Debian libmicrohttpd-dev), the server prometheus-client-c's promhttp
+// uses. Chosen over cpp-httplib 0.11 (Debian 12's libcpp-httplib-dev), which bounds one header
+// line but not the number of headers, queues accepted connections without limit and gives a thread
+// to each (a client sending header after header makes it grow without bound); prometheus-cpp is
+// not in Debian 12. libmicrohttpd gives each connection a fixed memory pool (request line and
+// headers past it get 431/414), a connection limit in total and per client address, an idle timeout,
+// and one epoll thread for every connection (a slow client stalls none of the others). On top, a
+// watchdog closes any connection open longer than kHttpMaxConnectionSeconds, however slowly it
+// trickles bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace exitscope {
+
+inline constexpr unsigned kHttpMaxConnections = 32;        // in all; more wait in the backlog
+inline constexpr unsigned kHttpMaxConnectionsPerIp = 16;   // one client cannot take every slot
+inline constexpr unsigned kHttpIdleTimeoutSeconds = 5;     // no byte for that long: closed
+inline constexpr unsigned kHttpMaxConnectionSeconds = 15;  // open for that long in all: closed
+inline constexpr size_t kHttpConnectionMemory = 16 * 1024; // request line + headers per connection
+inline constexpr unsigned kHttpListenBacklog = 16;
+
+struct Exposition {
+  std::string body;
+  std::string content_type;
+};
+using ExpositionFn = std::function<Exposition(std::string_view accept)>;
+
+class MetricsHttpServer {
+ public:
+  // `listen`: "ADDR:PORT" with a numeric IPv4 address or "[IPv6]:PORT" (port 0: any free one).
+  static Result<std::unique_ptr<MetricsHttpServer>> Start(const std::string& listen, ExpositionFn render);
+  ~MetricsHttpServer();
+  uint16_t port() const { return port_; }
+  uint64_t requests() const;
+
+  struct State;  // shared with the library's callbacks
+
+ private:
+  MetricsHttpServer() = default;
+  std::unique_ptr<State> state_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace exitscope

@@ -1,0 +1,142 @@
+// The metrics `serve` exports, on a real trace: kvmprobe-200 (real AMD SVM KVM host), whose
+// per-reason counts `perf kvm stat report` gave (its README: msr 600, npf 401, io 400, cpuid 200,
+// hlt 199); the exposition formats; the series lifetime; the HTTP endpoint's answers.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "analysis/exit_metrics.h"
+#include "cli/trace_metrics.h"
+#include "report/openmetrics_reporter.h"
+#include "sinks/metrics_http_server.h"
+
+namespace exitscope {
+namespace {
+
+const std::string kKvmprobe = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
+
+TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
+  auto tm = MetricsOfTrace(kKvmprobe, {});
+  ASSERT_TRUE(tm.ok()) << tm.error().message;
+  std::map<std::string, uint64_t> by_reason, timed;
+  for (const auto& [domain, d] : tm->metrics->domains())
+    for (const auto& [reason, r] : d.reasons) {
+      by_reason[reason] += r.exits;
+      timed[reason] += r.timed;
+    }
+  EXPECT_EQ(by_reason["msr"], 600u);
+  EXPECT_EQ(by_reason["npf"], 401u);
+  EXPECT_EQ(by_reason["io"], 400u);
+  EXPECT_EQ(by_reason["cpuid"], 200u);
+  // exits_total is every kvm_exit, as report's COUNT: perf kvm stat's 199 timed HLTs and the last
+  // one, open when the trace ended.
+  EXPECT_EQ(by_reason["hlt"], 200u);
+  EXPECT_EQ(timed["hlt"], 199u);
+  std::string text = RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kPrometheusText, 3});
+  EXPECT_NE(text.find("# TYPE exitscope_exits_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("reason=\"msr\"} 600\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE exitscope_vm_info gauge\n"), std::string::npos);
+  EXPECT_NE(text.find("exitscope_exit_duration_seconds_bucket{"), std::string::npos);
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  std::string om = RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kOpenMetrics, 0});
+  EXPECT_NE(om.find("# TYPE exitscope_exits counter\n"), std::string::npos);
+  EXPECT_NE(om.find("# TYPE exitscope_vm info\n"), std::string::npos);
+  EXPECT_NE(om.find("# UNIT exitscope_exit_seconds seconds\n"), std::string::npos);
+  EXPECT_EQ(om.find("exitscope_exit_duration_seconds"), std::string::npos);  // opt-in only
+  EXPECT_TRUE(om.ends_with("# EOF\n"));
+}
+
+ExitSample Sample(int32_t tid, uint32_t reason, uint64_t dur_ns, bool vmm = false) {
+  ExitSample s;
+  s.tid = tid;
+  s.isa = Isa::kVmx;
+  s.reason = reason;
+  s.dur_ns = dur_ns;
+  s.to_userspace = vmm;
+  return s;
+}
+
+TEST(ExitMetrics, LabelsEscapedStagesSplitAndSeriesOutliveTheirVmForTheGrace) {
+  std::string domain = "we\"b\\0\n1";
+  ExitMetrics m([&](int32_t tid, int32_t) { return ExitVmName{domain, "u-1", "qemu", tid - 100}; });
+  constexpr uint32_t kCpuid = 10, kIo = 30;  // VMX basic exit reasons (arch/x86/include/uapi/asm/vmx.h)
+  m.OnExitSample(Sample(100, kCpuid, 1500));
+  m.OnExitSample(Sample(101, kIo, 30000, true));
+  m.OnUntimedExit(Sample(101, kIo, 0));
+  std::string text = RenderExposition(m, {}, nullptr, {ExpositionFormat::kPrometheusText, 0});
+  EXPECT_NE(text.find("exitscope_exits_total{domain=\"we\\\"b\\\\0\\n1\",reason=\"IO_INSTRUCTION\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reason=\"IO_INSTRUCTION\",stage=\"vmm\"} 3e-05\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("reason=\"CPUID\",stage=\"kernel\"} 1.5e-06\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("vcpu=\"1\"} 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("uuid=\"u-1\",vmm=\"qemu\",vcpus=\"2\"} 1\n"), std::string::npos) << text;
+  // The VM ends: its series stay through the grace period, then go.
+  m.Prune({domain}, 1000, 500);
+  m.Prune({}, 2000, 500);
+  EXPECT_EQ(m.domains().size(), 1u);
+  m.Prune({}, 2400, 500);
+  EXPECT_EQ(m.domains().size(), 1u);
+  m.Prune({}, 2500, 500);
+  EXPECT_EQ(m.domains().size(), 0u);
+}
+
+TEST(ExitMetrics, AcceptHeaderChoosesTheFormat) {
+  // What Prometheus 2.42 sends (scrape/scrape.go acceptHeader).
+  EXPECT_EQ(ExpositionFormatForAccept("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            ExpositionFormat::kOpenMetrics);
+  EXPECT_EQ(ExpositionFormatForAccept(""), ExpositionFormat::kPrometheusText);
+  EXPECT_EQ(ExpositionFormatForAccept("*/*"), ExpositionFormat::kPrometheusText);
+  EXPECT_EQ(ExpositionFormatForAccept("text/plain, application/openmetrics-text;q=0"),
+            ExpositionFormat::kPrometheusText);
+  EXPECT_EQ(ExpositionFormatForAccept("text/plain;q=0.5, application/openmetrics-text; q=0.2"),
+            ExpositionFormat::kOpenMetrics);
+}
+
+std::string Http(uint16_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  (void)!::write(fd, request.data(), request.size());
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+TEST(MetricsHttpServer, AnswersGetMetricsOnlyAndRefusesBadAddresses) {
+  auto s = MetricsHttpServer::Start("127.0.0.1:0", [](std::string_view accept) {
+    return Exposition{std::string("accept=") + std::string(accept) + "\n", "text/plain; version=0.0.4"};
+  });
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  uint16_t port = (*s)->port();
+  ASSERT_NE(port, 0);
+  std::string ok = Http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: a/b\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(ok.starts_with("HTTP/1.1 200")) << ok;
+  EXPECT_NE(ok.find("accept=a/b"), std::string::npos) << ok;
+  EXPECT_NE(ok.find("text/plain; version=0.0.4"), std::string::npos) << ok;
+  EXPECT_TRUE(Http(port, "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404"));
+  std::string post = Http(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab");
+  EXPECT_TRUE(post.starts_with("HTTP/1.1 405")) << post;
+  std::string big = Http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
+  EXPECT_FALSE(big.starts_with("HTTP/1.1 200")) << big.substr(0, 80);
+  EXPECT_GE((*s)->requests(), 3u);
+  for (const char* bad : {"localhost:9464", "127.0.0.1", "127.0.0.1:99999", "[::1:9464", "1.2.3.4:x"}) {
+    auto b = MetricsHttpServer::Start(bad, {});
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_EQ(b.error().code, kExitUsage) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace exitscope
