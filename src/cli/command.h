@@ -67,5 +67,6 @@ int RunRecordCommand(int argc, char** argv);
 int RunTopCommand(int argc, char** argv);
 int RunBenchCommand(int argc, char** argv);
 int RunAdviseCommand(int argc, char** argv);
+int RunDiffCommand(int argc, char** argv);
 
 }  // namespace exitscope

@@ -21,6 +21,7 @@ std::span<const Command> Commands() {
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
+      {"diff", "what changed between two traces, per exit reason and detail key, beyond noise", RunDiffCommand},
   };
   return kCommands;
 }
