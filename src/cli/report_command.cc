@@ -9,6 +9,8 @@
 #include "cli/command.h"
 #include "cli/filter_options.h"
 #include "cli/rip_report.h"
+#include "report/csv_reporter.h"
+#include "report/histogram_reporter.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
 #include "pipeline/tracedat_slices.h"
@@ -49,6 +51,8 @@ Examples:
   exitscope report --reason EPT_VIOLATION trace.dat # only one reason (any spelling: npf, EXIT_NPF)
   exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
+  exitscope report --csv --by vcpu trace.dat > exits.csv   # one row per vCPU thread x reason
+  exitscope report --histogram HLT trace.dat        # HLT's latency on log buckets, p50/p99 marked
   exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
   exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
   trace-cmd report trace.dat > t.txt && exitscope report t.txt   # text works too
@@ -101,6 +105,14 @@ int RunReportCommand(int argc, char** argv) {
   AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
                    "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
   app.add_flag("--json", json, "one JSON object (schema exitscope.report/3) instead of tables");
+  bool csv = false;
+  std::string histogram;
+  app.add_flag("--csv", csv,
+               "CSV instead of tables: a header row, then one row per group x exit reason with every column "
+               "(RFC 4180; --by respected; times in the trace's unit, empty = unknown)");
+  app.add_option("--histogram", histogram,
+                 "draw the handling-time histogram of this exit reason (any spelling) on log buckets, p50 and "
+                 "p99 marked, per group of --by");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
@@ -127,6 +139,29 @@ int RunReportCommand(int argc, char** argv) {
   options.to_s = filters->to_s;
   options.top = filters->top;
   if (!filters->reason.empty()) options.reason = filters->reason;
+  if (int outputs = json + csv + !histogram.empty(); outputs > 1) {
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options", "--json, --csv and --histogram exclude each other",
+                                "give one output form: --json (the whole report), --csv (the reason rows) or "
+                                "--histogram REASON (one reason's latency)"));
+  }
+  Filters histogram_filter;
+  if (!histogram.empty()) {
+    FilterArgs h;
+    h.reason = histogram;
+    auto parsed = ParseFilters(h);
+    if (!parsed.ok()) {
+      Error e = parsed.error();
+      e.message = "--histogram: " + e.message;
+      return PrintError(e);
+    }
+    histogram_filter = *parsed;
+    options.histograms = true;
+  }
+  if ((csv || !histogram.empty()) && (by == "rip" || !rip_args.folded.empty())) {
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
+                                std::string(csv ? "--csv" : "--histogram") + " does not go with --by rip or --folded",
+                                "use --by reason, vm, vcpu or cpu with it"));
+  }
   InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
@@ -152,9 +187,20 @@ int RunReportCommand(int argc, char** argv) {
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
   Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
+  if (Status st = CheckReasonForIsa(histogram_filter, isa); !st.ok()) return PrintError(st.error());
 
-  std::string out = json ? RenderJsonReport(report)
-                         : RenderTextReport(report, TextReportOptions{options.details});
+  std::string out;
+  if (json) {
+    out = RenderJsonReport(report);
+  } else if (csv) {
+    out = RenderCsvReport(report);
+  } else if (!histogram.empty()) {
+    out = RenderTextHistogram(
+        report, [&](const ReasonRow& row) { return histogram_filter.reason_codes.Matches(row.isa, row.code); },
+        histogram);
+  } else {
+    out = RenderTextReport(report, TextReportOptions{options.details});
+  }
   WriteStdout(out);
   return FinishStdout(report.partial ? kExitDataErr : kExitOk);
 }
