@@ -101,7 +101,9 @@ std::string RenderJsonDiff(const DiffReport& d) {
   out["details"] = std::move(details);
   ordered_json th = ordered_json::array();
   for (const auto& r : d.thresholds) {
-    const auto change = r.change && std::isinf(*r.change) ? std::optional<double>() : r.change;
+    // A row new in AFTER has an infinite relative change: null with "new" true (JSON has no inf).
+    const bool is_new = r.change.has_value() && std::isinf(*r.change);
+    ordered_json change = r.change.has_value() && !is_new ? ordered_json(*r.change) : ordered_json(nullptr);
     th.push_back(ordered_json{{"expr", r.threshold.text},
                               {"subject", r.threshold.subject},
                               {"metric", DiffMetricName(r.threshold.metric)},
@@ -110,8 +112,8 @@ std::string RenderJsonDiff(const DiffReport& d) {
                               {"matched", r.matched},
                               {"before", Opt(r.before)},
                               {"after", Opt(r.after)},
-                              {"change", Opt(change)},
-                              {"new", r.change && std::isinf(*r.change)},
+                              {"change", std::move(change)},
+                              {"new", is_new},
                               {"tripped", r.tripped},
                               {"beyond_noise", r.beyond_noise}});
   }

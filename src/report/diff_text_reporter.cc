@@ -31,6 +31,7 @@ std::string Change(const DiffRow& r) {
 }
 
 std::string Vmm(const DiffCell& c) {
+  if (c.count == 0) return "-";  // no exit on this side: nothing to split
   if (!c.vmm_share_pct) return c.vmm_count ? "0 %" : "?";
   return fmt::format("{:.0f} %", *c.vmm_share_pct);
 }

@@ -113,10 +113,11 @@ def check_msr_in_kernel(out):
     user = detail(d, "userspace", "KVM_EXIT_X86_RDMSR")
     expect(user and user["before"]["count"] >= n and user["after"]["count"] == 0 and user["count_beyond_noise"],
            f"KVM_EXIT_X86_RDMSR does not disappear beyond noise: {user}")
+    # The filtered RDMSR leaves no kvm_msr (KVM hands it to the VMM before tracing a completed access,
+    # as recorded here), the in-kernel one does: IA32_TSC_DEADLINE is a key new in AFTER.
     adjust = detail(d, "msr", "IA32_TSC_ADJUST")
     deadline = detail(d, "msr", "IA32_TSC_DEADLINE")
-    expect(adjust and adjust["before"]["count"] >= n and adjust["after"]["count"] == 0,
-           f"IA32_TSC_ADJUST reads: {adjust}")
+    expect(adjust is None or adjust["after"]["count"] == 0, f"IA32_TSC_ADJUST reads after: {adjust}")
     expect(deadline and deadline["after"]["count"] >= n and deadline["count_change_pct"] is None,
            f"IA32_TSC_DEADLINE reads (new after): {deadline}")
 
