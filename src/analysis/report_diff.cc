@@ -33,7 +33,11 @@ DiffSide MakeSide(const Report& r, const DiffOptions& o, const std::string& sele
   DiffSide s;
   s.context = r.context;
   s.selection = selection;
-  const uint64_t span = r.context.last_ts_ns - r.context.first_ts_ns;
+  // The span of the kvm events, not of every record: two recorders of one run start and stop at
+  // different moments (trace-cmd's start-up under TCG adds tenths of a second), the exits do not.
+  const bool kvm = r.totals.events != 0 && r.totals.kvm_last_ts_ns >= r.totals.kvm_first_ts_ns;
+  const uint64_t span = kvm ? r.totals.kvm_last_ts_ns - r.totals.kvm_first_ts_ns
+                            : r.context.last_ts_ns - r.context.first_ts_ns;
   const bool ns = r.context.time_unit == TimeUnit::kNs;
   uint64_t from = 0, to = span;
   if (ns && o.from_s) from = std::min<uint64_t>(span, static_cast<uint64_t>(*o.from_s * 1e9));
@@ -210,6 +214,14 @@ std::string Verdict(const DiffReport& d) {
     if (r.before.timed || r.after.timed)
       part += ", time " + SignedDuration(r.time_change_per_unit, d.time_unit) + UnitSuffix(d.normalize);
     parts.push_back(std::move(part));
+  }
+  // A detail key that moved beyond noise says what the reasons do not (KVM_EXIT_MMIO gone, a new MSR).
+  for (const DiffRow& r : d.details) {
+    if (!r.count_beyond_noise || parts.size() >= 3) continue;
+    std::string who = r.name.empty() ? r.kind + ":" + r.key : r.name;
+    if (std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return p.rfind(who + " ", 0) == 0; }))
+      continue;
+    parts.push_back(who + (r.count_change_pct ? " exits " + SignedPct(*r.count_change_pct) : " exits new"));
   }
   const DiffRow& t = d.total;
   std::string total;

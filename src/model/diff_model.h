@@ -69,7 +69,8 @@ struct DiffRow {
 struct DiffSide {
   ReportContext context;
   std::string selection;  // "pid 4242, vcpu 0" or "" for the whole trace
-  double duration_s = 0;  // 0 when the trace's times are not ns
+  // First to last kvm event (within --from/--to): what rates are per. 0 s when times are not ns.
+  double duration_s = 0;
   uint64_t duration = 0;  // in the trace's unit
   uint64_t vcpu_threads = 0;  // vCPU threads with a reported exit
   uint64_t reported = 0;      // exits reported

@@ -96,6 +96,7 @@ struct ReportContext {
 
 struct ReportTotals {
   uint64_t events = 0;    // KvmEvents read
+  uint64_t kvm_first_ts_ns = 0, kvm_last_ts_ns = 0;  // of the first / last kvm event (the --from origin)
   uint64_t records = 0;   // records the source read, kvm events or not
   uint64_t exits = 0;     // kvm_exit events
   uint64_t entries = 0;   // kvm_entry events

@@ -139,6 +139,10 @@ def check_formats(out):
             expect(r["before"]["count"] == r["after"]["count"] and not r["count_beyond_noise"],
                    f"{r['kind']} {r['key']}: {r['before']['count']} in trace.dat, {r['after']['count']} in perf.data")
     expect(d["total"]["before"]["count"] > 0, "no exits in the dual recording")
+    # Rates are per second of kvm events, which both recorders saw alike (their files' spans differ).
+    b, a = d["before"]["duration_s"], d["after"]["duration_s"]
+    expect(b > 0 and abs(a / b - 1) < 0.05, f"kvm event spans {b:.3f} s and {a:.3f} s for one run")
+    expect(d["normalize"] == "run", f"one run, two recorders, compared per {d['normalize']}")
 
 
 CHECKS = {"diff_dr_burst": check_dr_burst, "diff_mmio_vmm_trip": check_mmio_vmm_trip,
