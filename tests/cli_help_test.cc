@@ -17,7 +17,7 @@ Help RunHelp(const std::string& command) {
 }
 
 TEST(CliHelpTest, EveryCommandHasTitleExamplesAndExitStatus) {
-  for (const char* c : {"report", "dump", "record", "top", "advise", "bench"}) {
+  for (const char* c : {"report", "dump", "record", "top", "advise", "bench", "diff"}) {
     Help h = RunHelp(c);
     EXPECT_EQ(h.status, 0) << c;
     EXPECT_EQ(h.out.rfind(std::string("exitscope ") + c + ": ", 0), 0u) << c << " title line";
@@ -28,11 +28,16 @@ TEST(CliHelpTest, EveryCommandHasTitleExamplesAndExitStatus) {
 }
 
 TEST(CliHelpTest, FileCommandsNameTheirInputsAndPartial) {
-  for (const char* c : {"report", "dump", "advise"}) {
+  for (const char* c : {"report", "dump", "advise", "diff"}) {
     Help h = RunHelp(c);
     EXPECT_NE(h.out.find("Inputs (detected by content): trace.dat"), std::string::npos) << c;
     EXPECT_NE(h.out.find("perf.data"), std::string::npos) << c;
   }
+  // diff names the tests behind "beyond noise" and its threshold exit.
+  Help d = RunHelp("diff");
+  EXPECT_NE(d.out.find("conditional binomial test"), std::string::npos);
+  EXPECT_NE(d.out.find("Mann-Whitney U"), std::string::npos);
+  EXPECT_NE(d.out.find("1 a --fail-if threshold tripped"), std::string::npos);
   Help r = RunHelp("report");
   EXPECT_NE(r.out.find("PARTIAL: "), std::string::npos);
   EXPECT_NE(r.out.find("UNTIMED"), std::string::npos);

@@ -28,6 +28,14 @@ DurationStats StatsOf(const LogHistogram& h) {
   return d;
 }
 
+std::vector<HistogramBin> BinsOf(const LogHistogram& h) {
+  std::vector<HistogramBin> bins;
+  h.ForEachBucket([&](uint32_t b, uint64_t n) {
+    bins.push_back(HistogramBin{LogHistogram::BucketLow(b), LogHistogram::BucketHigh(b), n});
+  });
+  return bins;
+}
+
 bool Broken(EventKind k) {
   switch (k) {
     case EventKind::kMsr:
@@ -122,6 +130,10 @@ ExitAggregator::ReasonStats* ExitAggregator::Cell(const ExitSample& s) {
     ++filtered_out_;
     return nullptr;
   }
+  if (s.tid != last_tid_reported_) {
+    tids_reported_[s.tid] = true;
+    last_tid_reported_ = s.tid;
+  }
   // A thread's vCPU index rarely changes: the map is written only when it does, not on every exit.
   if (s.vcpu_id >= 0 && (s.tid != last_vcpu_tid_ || s.vcpu_id != last_vcpu_)) {
     vcpu_by_tid_[s.tid] = s.vcpu_id;
@@ -195,15 +207,16 @@ void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
       default: break;
     }
     if (d.kind == EventKind::kCr) k.key = d.size;  // kvm_cr: the register number is the key
-    CountDetail(k, s.handling_ns(), d.failed);
+    CountDetail(k, s.handling_ns(), d.failed, timed);
   }
   QualDetail q[kMaxQualDetails];
   for (int i = 0, n = DecodeQualification(s, q); i < n; ++i) {
-    CountDetail(DetailKey{static_cast<uint8_t>(q[i].kind), q[i].access, q[i].size, q[i].key}, s.handling_ns(), false);
+    CountDetail(DetailKey{static_cast<uint8_t>(q[i].kind), q[i].access, q[i].size, q[i].key}, s.handling_ns(), false,
+                timed);
   }
 }
 
-void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
+void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed, bool timed) {
   size_t h = ((k.key * 0x9e3779b97f4a7c15ull) >> 40) ^ (k.kind * 7u) ^ (k.access * 13u) ^ k.size;
   DetailSlot& slot = detail_cache_[h % detail_cache_.size()];
   DetailStats* st = slot.stats;
@@ -225,6 +238,10 @@ void ExitAggregator::CountDetail(DetailKey k, uint64_t dur_ns, bool failed) {
   st->count++;
   st->exit_ns += dur_ns;
   if (failed) st->failed++;
+  if (options_.histograms && timed) {
+    if (!st->hist) st->hist = std::make_unique<LogHistogram>();
+    st->hist->Add(dur_ns);
+  }
 }
 
 std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id, const TidsByVm& tids_by_vm) const {
@@ -288,6 +305,7 @@ void ExitAggregator::Fill(Report* report) const {
       row.userspace_count = r.user_count;
       row.userspace_ns = r.user_ns;
       row.blocked_ns = r.blocked_ns;
+      if (options_.histograms) row.histogram = BinsOf(r.hist);
       gr.reasons.push_back(std::move(row));
     }
     // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
@@ -307,6 +325,7 @@ void ExitAggregator::Fill(Report* report) const {
                    [](const GroupReport& a, const GroupReport& b) { return a.total.total_ns > b.total.total_ns; });
   report->totals.all = StatsOf(all);
   report->totals.reported = all_count;
+  report->totals.reported_threads = tids_reported_.size();
   report->totals.userspace_count = user_count;
   report->totals.userspace_ns = user_ns;
   report->totals.blocked_ns = blocked_ns;
@@ -321,6 +340,10 @@ void ExitAggregator::Fill(Report* report) const {
     row.count = st.count;
     row.exit_ns = st.exit_ns;
     row.failed = st.failed;
+    if (st.hist) {
+      row.stats = StatsOf(*st.hist);
+      row.histogram = BinsOf(*st.hist);
+    }
     if (k.kind >= kFirstQualKind) {
       QualDetailText t = DescribeQualDetail(QualDetail{static_cast<QualKind>(k.kind), k.access, k.size, k.key});
       row.kind = t.kind;

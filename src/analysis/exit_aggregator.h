@@ -37,6 +37,8 @@ struct ReportOptions {
   std::optional<double> from_s, to_s;  // window in seconds from the first event
   bool details = true;
   int top = 0;  // reason rows per group (0 = all)
+  // Keep each reason's and detail key's handling-time histogram in the Report (diff, --histogram).
+  bool histograms = false;
 };
 
 // Distinct keys kept per detail kind; the rest are summed into one "other" row (flat memory).
@@ -86,6 +88,7 @@ class ExitAggregator : public ExitSampleSink {
   };
   struct DetailStats {
     uint64_t count = 0, exit_ns = 0, failed = 0;
+    std::unique_ptr<LogHistogram> hist;  // with ReportOptions::histograms
   };
 
   bool Accept(const ExitSample& s) const;
@@ -96,7 +99,7 @@ class ExitAggregator : public ExitSampleSink {
   std::string GroupLabel(GroupBy by, int64_t id, const TidsByVm& tids_by_vm) const;
   // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
   void AddDetails(const ExitSample& s, bool timed);
-  void CountDetail(DetailKey k, uint64_t dur_ns, bool failed);
+  void CountDetail(DetailKey k, uint64_t dur_ns, bool failed, bool timed);
 
   const TraceMeta& meta_;
   ReportOptions options_;
@@ -120,7 +123,8 @@ class ExitAggregator : public ExitSampleSink {
   std::array<size_t, 256> detail_keys_per_kind_{};  // EventKind and QualKind values
   uint64_t filtered_out_ = 0;
   std::vector<ExitSampleSink*> accepted_;
-  std::map<int32_t, bool> tids_seen_;
+  std::map<int32_t, bool> tids_seen_, tids_reported_;
+  int32_t last_tid_reported_ = INT32_MIN;
   int32_t last_tid_seen_ = INT32_MIN;  // every vCPU thread with an exit (before filters)
 };
 

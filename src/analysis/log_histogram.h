@@ -47,6 +47,17 @@ class LogHistogram {
   // reported as its bucket's midpoint clamped to [min, max].
   uint64_t Percentile(double q) const;
 
+  // Calls fn(bucket, n) for each non-empty bucket, ascending.
+  template <typename Fn>
+  void ForEachBucket(Fn&& fn) const {
+    for (int o = 0; o < kOctaves; ++o) {
+      if (!octaves_[o]) continue;
+      for (uint64_t i = 0; i < kSub; ++i) {
+        if (uint64_t n = (*octaves_[o])[i]) fn(static_cast<uint32_t>(o * kSub + i), n);
+      }
+    }
+  }
+
   // Bucket index and bounds, exposed for tests.
   // Values below 2*kSub are their own bucket; above, octave g (>= 1) holds [kSub << (g-1), kSub << g)
   // in kSub equal slices.

@@ -70,6 +70,8 @@ Report BuildReport(KvmEventSource& source, const ReportOptions& options, const P
   report.context.filters = FilterSummary(options, run.isa_seen);
 
   report.totals.events = run.events;
+  report.totals.kvm_first_ts_ns = run.first_ts_ns;
+  report.totals.kvm_last_ts_ns = run.last_ts_ns;
   // Records that are not kvm events (the decoder and text reader count them): with the kvm events they
   // give the records the file held, so "events" is not mistaken for the file's count.
   report.totals.records = run.events + source.diagnostics().Count(DiagId::kDecodeSkippedEvents);

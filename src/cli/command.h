@@ -71,5 +71,6 @@ int RunAdviseCommand(int argc, char** argv);
 int RunCleanupCommand(int argc, char** argv);
 int RunTimelineCommand(int argc, char** argv);
 int RunServeCommand(int argc, char** argv);
+int RunDiffCommand(int argc, char** argv);
 
 }  // namespace exitscope

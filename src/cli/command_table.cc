@@ -25,6 +25,7 @@ std::span<const Command> Commands() {
       {"cleanup", "remove tracefs instances left by killed exitscope runs", RunCleanupCommand},
       {"timeline", "the exits as Chrome trace-event JSON for the Perfetto UI / chrome://tracing",
        RunTimelineCommand},
+      {"diff", "what changed between two traces, per exit reason and detail key, beyond noise", RunDiffCommand},
   };
   return kCommands;
 }

@@ -3,7 +3,9 @@
 #include "cli/command.h"
 #include "cli/help_export.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cmath>
 
 namespace exitscope {
@@ -134,6 +136,77 @@ Status CheckReasonForIsa(const Filters& f, Isa isa) {
                "--reason " + f.reason + " is a" + (from == Isa::kVmx ? " VMX" : from == Isa::kSvm ? "n SVM" : "n arm64") +
                    what,
                std::string(hint) + "`exitscope report` without --reason lists the trace's reasons");
+}
+
+Result<DiffThreshold> ParseThreshold(const std::string& text) {
+  const std::string grammar =
+      "write SUBJECT.METRIC OP VALUE, e.g. 'HLT.p99 > +10%', 'all.time > +1ms', 'msr:0x6e0.count >= +50%': "
+      "SUBJECT an exit reason (any spelling), all, or KIND:KEY of a detail row (msr:0x6e0, pio:0x40, "
+      "userspace:KVM_EXIT_MMIO); METRIC count, rate, mean, p50, p99 or time; OP >, >=, <, <=; VALUE a change "
+      "in % (+10%) or in the metric's unit (+2us for mean/p50/p99/time, exits for count, exits/s for rate)";
+  auto bad = [&](const std::string& why) {
+    return Usage("cli.bad-threshold", "--fail-if '" + text + "': " + why, grammar);
+  };
+  std::string t;
+  for (char c : text) {
+    if (c != ' ' && c != '\t') t += c;
+  }
+  size_t op = t.find_first_of("<>");
+  if (op == std::string::npos) return bad("no comparison (>, >=, <, <=)");
+  DiffThreshold th;
+  th.text = text;
+  th.greater = t[op] == '>';
+  size_t value_at = op + 1;
+  if (value_at < t.size() && t[value_at] == '=') th.or_equal = true, ++value_at;
+  const std::string left = t.substr(0, op), value = t.substr(value_at);
+  size_t dot = left.rfind('.');
+  if (dot == std::string::npos || dot == 0) return bad("no SUBJECT.METRIC before the comparison");
+  th.subject = left.substr(0, dot);
+  const std::string metric = left.substr(dot + 1);
+  static const std::pair<const char*, DiffMetric> kMetrics[] = {
+      {"count", DiffMetric::kCount}, {"rate", DiffMetric::kRate}, {"mean", DiffMetric::kMean},
+      {"p50", DiffMetric::kP50},     {"p99", DiffMetric::kP99},   {"time", DiffMetric::kTime}};
+  bool found = false;
+  for (const auto& [name, m] : kMetrics) {
+    if (metric == name) th.metric = m, found = true;
+  }
+  if (!found) return bad("unknown metric '" + metric + "'");
+  if (size_t colon = th.subject.find(':'); colon != std::string::npos) {
+    static const char* kKinds[] = {"msr", "pio", "mmio", "fast_mmio", "cr", "hypercall", "userspace", "apic",
+                                   "vector", "dr", "cr_exit", "io_exit", "ept"};
+    const std::string kind = th.subject.substr(0, colon);
+    if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) ||
+        colon + 1 == th.subject.size()) {
+      return bad("'" + th.subject + "' is not KIND:KEY of a detail row (kinds: msr, pio, mmio, fast_mmio, cr, "
+                 "hypercall, userspace, apic, vector, dr, cr_exit, io_exit, ept)");
+    }
+  } else if (th.subject != "all" && th.subject != "total" && !ReasonCodesFromName(th.subject).known()) {
+    return bad("'" + th.subject + "' is not an exit reason name, all, or KIND:KEY");
+  }
+  // VALUE: [+-]number then %, a duration unit, or nothing.
+  double v = 0;
+  const char* begin = value.data() + (!value.empty() && value[0] == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(begin, value.data() + value.size(), v);
+  if (ec != std::errc() || begin == value.data() + value.size() || !std::isfinite(v)) {
+    return bad("'" + value + "' is not a number");
+  }
+  const std::string unit(end, value.data() + value.size());
+  const bool duration = th.metric == DiffMetric::kMean || th.metric == DiffMetric::kP50 ||
+                        th.metric == DiffMetric::kP99 || th.metric == DiffMetric::kTime;
+  static const std::pair<const char*, double> kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  th.relative = unit == "%";
+  if (!th.relative && !unit.empty()) {
+    double scale = 0;
+    for (const auto& [name, f] : kUnits) {
+      if (unit == name) scale = f;
+    }
+    if (scale == 0 || !duration) {
+      return bad("'" + unit + "' is not a unit of " + metric + (duration ? " (ns, us, ms, s or %)" : " (% or none)"));
+    }
+    v *= scale;
+  }
+  th.value = v;
+  return th;
 }
 
 Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,

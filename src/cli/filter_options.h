@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "decode/exit_reasons.h"
+#include "model/diff_model.h"
 #include "base/result.h"
 
 namespace exitscope {
@@ -47,6 +48,10 @@ Status CheckReasonForIsa(const Filters& filters, Isa isa);
 // A count option (dump --limit, top -n, --rows): an integer 0..max.
 Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,
                             std::string_view meaning);
+// A `diff --fail-if` threshold, SUBJECT.METRIC OP VALUE: "HLT.p99 > +10%", "all.time > +1ms",
+// "msr:0x6e0.count >= +50%", "npf.rate < -20%". A usage error names the part that is wrong.
+Result<DiffThreshold> ParseThreshold(const std::string& text);
+
 // What a command returns when CLI11 refuses its argv: --help/--version print and give 0; anything
 // else is "error: <CLI11's words> [cli.bad-option]" with the option's own help line as the hint
 // (it names the valid values), and 64. Under `exitscope --help-export` --help records the App

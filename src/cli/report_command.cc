@@ -12,6 +12,8 @@
 #include "cli/rip_report.h"
 #include "cli/trace_metrics.h"
 #include "report/openmetrics_reporter.h"
+#include "report/csv_reporter.h"
+#include "report/histogram_reporter.h"
 #include "report/json_reporter.h"
 #include "report/text_reporter.h"
 #include "pipeline/tracedat_slices.h"
@@ -59,6 +61,8 @@ Examples:
   exitscope report --pid 4242 --from 2 --to 5 trace.dat   # one VM, seconds 2..5 of the trace
   exitscope report --json trace.dat | jq '.groups[0].reasons[0]'
   exitscope report --openmetrics trace.dat > /var/lib/node_exporter/exits.prom   # textfile collector
+  exitscope report --csv --by vcpu trace.dat > exits.csv   # one row per vCPU thread x reason
+  exitscope report --histogram HLT trace.dat        # HLT's latency on log buckets, p50/p99 marked
   exitscope report --by rip --guest-kallsyms guest-kallsyms.txt trace.dat   # which guest code exits
   exitscope report --folded exits.folded trace.dat   # flamegraph.pl exits.folded > exits.svg
   exitscope report --html report.html trace.dat     # one page: charts, flame graph, tables (offline)
@@ -124,6 +128,14 @@ int RunReportCommand(int argc, char** argv) {
                "node_exporter's textfile collector reads (--exposition openmetrics: OpenMetrics 1.0.0)");
   app.add_option("--exposition", exposition, "with --openmetrics: text (default) or openmetrics")
       ->check(CLI::IsMember({"text", "openmetrics"}));
+  bool csv = false;
+  std::string histogram;
+  app.add_flag("--csv", csv,
+               "CSV instead of tables: a header row, then one row per group x exit reason with every column "
+               "(RFC 4180; --by respected; times in the trace's unit, empty = unknown)");
+  app.add_option("--histogram", histogram,
+                 "draw the handling-time histogram of this exit reason (any spelling) on log buckets, p50 and "
+                 "p99 marked, per group of --by");
   app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
   unsigned threads = 0;
   app.add_option("-j,--threads", threads,
@@ -140,6 +152,13 @@ int RunReportCommand(int argc, char** argv) {
     return ExitOnParseError(app, e);
   }
   (void)no_details;
+  if (int outputs = json + csv + !histogram.empty() + !html_out.empty() + openmetrics; outputs > 1) {
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
+                                "--json, --csv, --histogram, --html and --openmetrics exclude each other",
+                                "give one output form: --json (the whole report), --csv (the reason rows), "
+                                "--histogram REASON (one reason's latency), --html OUT (one page) or "
+                                "--openmetrics (the metrics of `exitscope serve`)"));
+  }
   if (openmetrics) {
     auto tm = MetricsOfTrace(path, clock);
     if (!tm.ok()) return PrintError(tm.error());
@@ -158,6 +177,24 @@ int RunReportCommand(int argc, char** argv) {
   options.to_s = filters->to_s;
   options.top = filters->top;
   if (!filters->reason.empty()) options.reason = filters->reason;
+  Filters histogram_filter;
+  if (!histogram.empty()) {
+    FilterArgs h;
+    h.reason = histogram;
+    auto parsed = ParseFilters(h);
+    if (!parsed.ok()) {
+      Error e = parsed.error();
+      e.message = "--histogram: " + e.message;
+      return PrintError(e);
+    }
+    histogram_filter = *parsed;
+    options.histograms = true;
+  }
+  if ((csv || !histogram.empty()) && (by == "rip" || !rip_args.folded.empty())) {
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
+                                std::string(csv ? "--csv" : "--histogram") + " does not go with --by rip or --folded",
+                                "use --by reason, vm, vcpu or cpu with it"));
+  }
   InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
                     : input_format == "text"   ? InputFormat::kText
@@ -195,9 +232,20 @@ int RunReportCommand(int argc, char** argv) {
             : report.context.isa == "arm64" ? Isa::kArm64
                                             : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
+  if (Status st = CheckReasonForIsa(histogram_filter, isa); !st.ok()) return PrintError(st.error());
 
-  std::string out = json ? RenderJsonReport(report)
-                         : RenderTextReport(report, TextReportOptions{options.details});
+  std::string out;
+  if (json) {
+    out = RenderJsonReport(report);
+  } else if (csv) {
+    out = RenderCsvReport(report);
+  } else if (!histogram.empty()) {
+    out = RenderTextHistogram(
+        report, [&](const ReasonRow& row) { return histogram_filter.reason_codes.Matches(row.isa, row.code); },
+        histogram);
+  } else {
+    out = RenderTextReport(report, TextReportOptions{options.details});
+  }
   WriteStdout(out);
   return FinishStdout(report.partial ? kExitDataErr : kExitOk);
 }

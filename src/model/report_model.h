@@ -30,6 +30,13 @@ struct DurationStats {
   uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, p999_ns = 0;
 };
 
+// One non-empty bucket of a handling-time histogram (analysis/log_histogram.h buckets: ~0.4 % wide,
+// the same bounds in every report, so two reports' bins line up by lo_ns).
+struct HistogramBin {
+  uint64_t lo_ns = 0, hi_ns = 0;  // inclusive bounds
+  uint64_t count = 0;
+};
+
 struct ReasonRow {
   std::string name;  // kernel spelling, e.g. "EPT_VIOLATION", "npf"
   Isa isa = Isa::kUnknown;
@@ -39,6 +46,7 @@ struct ReasonRow {
   double pct_count = 0, pct_time = 0;  // of the group's exits / timed handling time
   uint64_t blocked_ns = 0;  // summed blocked time of the timed ones (apart from stats)
   uint64_t userspace_count = 0, userspace_ns = 0;  // exits that went to the VMM
+  std::vector<HistogramBin> histogram;  // handling time, ascending; only with ReportOptions::histograms
 };
 
 struct GroupReport {
@@ -65,7 +73,14 @@ struct DetailRow {
   uint64_t count = 0;
   uint64_t exit_ns = 0;  // summed handling time of the exits that carried this detail
   uint64_t failed = 0;   // kvm_msr accesses that raised #GP
+  // Handling time of the timed exits that carried it; only with ReportOptions::histograms.
+  DurationStats stats;
+  std::vector<HistogramBin> histogram;
 };
+
+// How a detail row's key is written for people ("0x6e0", "TMICT"'s "0x380", "6", "*" for the row of
+// keys past the cap); text tables, CSV and the diff show the same words.
+std::string DetailKeyText(const DetailRow& d);
 
 struct ReportContext {
   std::string source, format, kernel, isa, clock, cpu_description;
@@ -81,6 +96,7 @@ struct ReportContext {
 
 struct ReportTotals {
   uint64_t events = 0;    // KvmEvents read
+  uint64_t kvm_first_ts_ns = 0, kvm_last_ts_ns = 0;  // of the first / last kvm event (the --from origin)
   uint64_t records = 0;   // records the source read, kvm events or not
   uint64_t exits = 0;     // kvm_exit events
   uint64_t entries = 0;   // kvm_entry events
@@ -88,6 +104,7 @@ struct ReportTotals {
   uint64_t untimed = 0;   // exits without a time (before filters)
   uint64_t filtered_out = 0;
   uint64_t reported = 0;  // exits reported (after filters), timed or not
+  uint64_t reported_threads = 0;  // vCPU threads with a reported exit (after filters)
   DurationStats all;      // over reported timed exits
   uint64_t blocked_ns = 0;
   uint64_t userspace_count = 0, userspace_ns = 0;

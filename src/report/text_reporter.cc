@@ -1,4 +1,5 @@
 #include "report/text_reporter.h"
+#include "report/text_table.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -7,6 +8,10 @@
 
 namespace exitscope {
 namespace {
+
+using text::Count;
+using text::Pct;
+using text::Table;
 
 // The unit of the report being rendered: every Dur of it prints that unit. Set for one
 // RenderTextReport call (thread_local: reports rendered on other threads keep theirs).
@@ -20,52 +25,6 @@ struct UnitScope {
   explicit UnitScope(TimeUnit u) : saved(t_unit) { t_unit = u; }
   ~UnitScope() { t_unit = saved; }
   TimeUnit saved;
-};
-
-// Thousands separators make exit counts readable at a glance ("65,368").
-std::string Count(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string Pct(double p) { return fmt::format("{:.2f}%", p); }
-
-// A table whose first column is left-aligned and the rest right-aligned.
-class Table {
- public:
-  // align: one 'l' or 'r' per column; missing columns are right-aligned, the first left.
-  explicit Table(std::vector<std::string> header, std::string align = "l")
-      : align_(std::move(align)) {
-    rows_.push_back(std::move(header));
-  }
-  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string Render(std::string_view indent) const {
-    std::vector<size_t> w;
-    for (const auto& r : rows_) {
-      w.resize(std::max(w.size(), r.size()));
-      for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-    }
-    std::string out;
-    for (const auto& r : rows_) {
-      std::string line(indent);
-      for (size_t i = 0; i < r.size(); ++i) {
-        bool left = i < align_.size() ? align_[i] == 'l' : false;
-        if (i) line += "  ";
-        line += left ? fmt::format("{:<{}}", r[i], w[i]) : fmt::format("{:>{}}", r[i], w[i]);
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-  std::string align_;
 };
 
 // COUNT is every exit; the time columns cover the timed ones, and UNTIMED (shown only when some exit
@@ -179,12 +138,7 @@ std::string_view DetailTitle(const std::string& kind) {
   return it == kTitles.end() ? std::string_view(kind) : it->second;
 }
 
-std::string DetailKey(const DetailRow& d) {
-  if (d.key == UINT64_MAX) return "*";
-  if (!d.key_text.empty()) return d.key_text;
-  if (d.kind == "userspace" || d.kind == "hypercall" || d.kind == "cr") return std::to_string(d.key);
-  return fmt::format("{:#x}", d.key);
-}
+std::string DetailKey(const DetailRow& d) { return DetailKeyText(d); }
 
 std::string Details(const Report& r, const TextReportOptions& o) {
   std::string out;

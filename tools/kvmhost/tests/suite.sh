@@ -20,3 +20,6 @@ echo "$rc" > live-steps.rc
 # under the default clock and -C tsc2nsec (tests/check_clocks.py).
 rc=0; sh /kvmhost/clocks-steps.sh /out/clocks 2> clocks-steps.err || rc=$?
 echo "$rc" > clocks-steps.rc
+# Diff: before/after pairs of single bench tests (tests/check_diff.py).
+rc=0; sh /kvmhost/diff-steps.sh /out/diff 2> diff-steps.err || rc=$?
+echo "$rc" > diff-steps.rc
