@@ -27,3 +27,9 @@ exitscope_browser_test(timeline_svm_dual timeline_check.mjs nested-svm-6.1/dual-
 exitscope_browser_test(timeline_vmx_2vcpu timeline_check.mjs hip24-vmx/host-2vcpu-6.5.dat)
 exitscope_browser_test(timeline_perf_window timeline_check.mjs nested-svm-6.1/dual-5000/perf.data
                        -- --from 0.5 --to 1.5)
+# `diff --html` of a real before/after pair (200 vs 5000 iterations of one loop) and of a trace against
+# its own perf.data copy (different formats).
+exitscope_browser_test(diff_svm_loops diff_check.mjs nested-svm-6.1/kvmprobe-200.trace.dat
+                       --after ${EXITSCOPE_TRACES}/nested-svm-6.1/dual-5000/trace.dat)
+exitscope_browser_test(diff_svm_formats diff_check.mjs nested-svm-6.1/dual-5000/trace.dat
+                       --after ${EXITSCOPE_TRACES}/nested-svm-6.1/dual-5000/perf.data)

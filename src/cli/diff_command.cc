@@ -11,6 +11,9 @@
 #include "analysis/report_pipeline.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
+#include "cli/html_report.h"
+#include "report/html_page.h"
+#include "report/html_sections.h"
 #include "pipeline/input_detector.h"
 #include "pipeline/tracedat_slices.h"
 #include "report/diff_reporter.h"
@@ -133,6 +136,11 @@ int RunDiffCommand(int argc, char** argv) {
   app.add_option("--rows", rows, "detail rows shown in text (default 20; --json has all)");
   app.add_flag("--all", all_rows, "also detail rows whose count did not change");
   app.add_flag("--json", json, "one JSON object (schema exitscope.diff/1) instead of tables");
+  std::string html_out;
+  app.add_option("--html", html_out,
+                 "also write one self-contained HTML page to OUT (- = stdout, then no table): the verdict, both "
+                 "sides and every row before -> after; no network needed to view it")
+      ->option_text("OUT");
   app.add_option("-j,--threads", threads, "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
   AddClockOptions(app, &clock);
   try {
@@ -204,6 +212,13 @@ int RunDiffCommand(int argc, char** argv) {
   if (!ra.ok()) return PrintError(ra.error());
   auto diff = DiffReports(*rb, *ra, options);
   if (!diff.ok()) return PrintError(diff.error());
+  const int status = diff->tripped ? kExitThresholdTripped : diff->partial ? kExitDataErr : kExitOk;
+  if (!html_out.empty()) {
+    HtmlPage page("exitscope diff: " + before.path + " → " + after.path, "diff");
+    page.Add(DiffSection(*diff));
+    if (int written = WriteOutputFile(html_out, page.Render(), "HTML page"); written != kExitOk) return written;
+    if (html_out == "-") return status;
+  }
   WriteStdout(json ? RenderJsonDiff(*diff)
                    : RenderTextDiff(*diff, TextDiffOptions{static_cast<size_t>(*nrows), all_rows}));
   return FinishStdout(diff->tripped ? kExitThresholdTripped : diff->partial ? kExitDataErr : kExitOk);

@@ -24,6 +24,7 @@ struct ExitStatusDoc {
 // base/result.h's codes; 141 is the shell's 128 + SIGPIPE (signal 13).
 constexpr ExitStatusDoc kExitStatuses[] = {
     {kExitOk, "OK", "success: the whole result was printed or written"},
+    {1, "THRESHOLD", "diff only: a --fail-if threshold tripped (the comparison was printed)"},
     {kExitUsage, "EX_USAGE", "bad command line: unknown option, value out of range (the hint names the valid ones)"},
     {kExitDataErr, "EX_DATAERR",
      "PARTIAL result (printed; the trace lost events or holds malformed records) or unreadable data"},

@@ -5,6 +5,7 @@
 #include "report/advice_reporter.h"
 #include "base/units.h"
 #include "decode/exit_reasons.h"
+#include "report/diff_reporter.h"
 #include "report/json_reporter.h"
 
 namespace exitscope {
@@ -134,6 +135,13 @@ HtmlSection DetailsSection(const Report& report) {
   json d{{"details", r["details"]}, {"details_hidden", report.details_hidden}};
   return {"details", "details", "Detail breakdowns", std::move(d),
           "What each exit was about: MSR, port, MMIO GPA, CR, hypercall, KVM_EXIT_*, APIC register, vector …"};
+}
+
+HtmlSection DiffSection(const DiffReport& diff) {
+  json d = json::parse(RenderJsonDiff(diff));
+  AddDurationTexts(&d, diff.time_unit);
+  return {"diff", "diff", "Before → after, per reason and detail key", std::move(d),
+          "Top movers first; ● marks a change beyond noise (the tests named in the verdict's note)."};
 }
 
 HtmlSection FindingsSection(const Advice& advice, const Report& report) {

@@ -11,6 +11,7 @@
 #include "advise/advisor.h"
 #include "analysis/exit_bins.h"
 #include "analysis/rip_tracker.h"
+#include "model/diff_model.h"
 #include "model/report_model.h"
 #include "report/html_page.h"
 
@@ -25,6 +26,9 @@ HtmlSection LatencySection(const ExitBinner& bins, TimeUnit unit);  // log-axis 
 HtmlSection RateSection(const ExitBinner& bins);    // exits/s per VM and vCPU over the trace
 HtmlSection FlameSection(const std::vector<FoldedRow>& rows, const std::string& symbols, TimeUnit unit);
 HtmlSection DetailsSection(const Report& report);   // MSR, port, MMIO … breakdowns
+// `diff --html`: the verdict, both sides' context, and every reason and detail row before -> after
+// (the diff JSON document, durations spelled).
+HtmlSection DiffSection(const DiffReport& diff);
 HtmlSection FindingsSection(const Advice& advice, const Report& report);  // advise's findings
 
 // The VM / vCPU / reason choices of the page's filter bar, from the bins' threads.

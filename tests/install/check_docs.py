@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 
-KNOWN_CODES = {0, 64, 65, 66, 69, 70, 74, 77, 141}
+KNOWN_CODES = {0, 1, 64, 65, 66, 69, 70, 74, 77, 141}
 
 
 def run(cmd, **kw):

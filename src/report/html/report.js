@@ -428,6 +428,53 @@
     return marks || 1;
   };
 
+  // ---- diff: before -> after ----
+  function side(c, key) { return c && c[key] !== undefined && c[key] !== null ? c[key] : null; }
+  function changeText(b, a) {
+    if (b === null || a === null) return '–';
+    if (b === 0) return a === 0 ? '0 %' : 'new';
+    const p = 100 * (a - b) / b;
+    return (p > 0 ? '+' : '') + p.toFixed(1) + ' %';
+  }
+  ES.render.diff = function (body, s) {
+    const d = s.data;
+    body.appendChild(el('p', { cls: 'verdict', text: d.verdict, 'data-check': 'diff-verdict', 'data-value': d.verdict }));
+    const sides = el('table', {}, [el('tr', {}, ['', 'before', 'after'].map((h, i) => el('th', { cls: i ? '' : 'l', text: h })))]);
+    for (const [label, key] of [['source', 'source'], ['format', 'format'], ['duration', 'duration_ns_text'],
+      ['vCPU threads', 'vcpu_threads'], ['exits', 'reported_exits'], ['selection', 'selection'], ['partial', 'partial']]) {
+      sides.appendChild(el('tr', {}, [el('td', { cls: 'l', text: label }), el('td', { text: String(side(d.before, key) ?? '–') }),
+        el('td', { text: String(side(d.after, key) ?? '–') })]));
+    }
+    body.appendChild(sides);
+    body.appendChild(el('p', { cls: 'note', text: 'compared ' + d.normalize + (d.normalize_why ? ' (' + d.normalize_why + ')' : '') +
+      '; counts: ' + d.tests.count + '; latency: ' + d.tests.latency }));
+    let marks = 0;
+    const rows = [].concat(d.reasons || [], d.details || []).filter(r => !view.reason || r.kind !== 'reason' || r.key === view.reason);
+    const tb = el('table', {}, [el('tr', {}, [['', 'l'], ['kind', 'l'], ['key', 'l'], ['exits before', ''], ['after', ''], ['change', ''],
+      ['p50 before', ''], ['after', ''], ['p99 before', ''], ['after', ''], ['VMM share', '']].map(([h, c]) => el('th', { cls: c, text: h })))]);
+    for (const r of rows.slice(0, 200)) {
+      const b = r.before || {}, a = r.after || {};
+      const vmm = (b.vmm_share_pct === undefined || b.vmm_share_pct === null) && (a.vmm_share_pct === undefined || a.vmm_share_pct === null) ? '?' :
+        (b.vmm_share_pct === null || b.vmm_share_pct === undefined ? '?' : pct(b.vmm_share_pct)) + ' → ' + (a.vmm_share_pct === null || a.vmm_share_pct === undefined ? '?' : pct(a.vmm_share_pct));
+      tb.appendChild(el('tr', {}, [el('td', { text: r.beyond_noise ? '●' : '' }), el('td', { cls: 'l', text: r.kind }),
+        el('td', { cls: 'l', text: (r.name ? r.key + ' ' + r.name : String(r.key)) + (r.access ? ' (' + r.access + ')' : '') }),
+        el('td', { text: fmtInt(b.count || 0), 'data-check': 'diff|' + r.kind + '|' + r.key + '|' + (r.access || '') + '|before', 'data-value': b.count || 0 }),
+        el('td', { text: fmtInt(a.count || 0), 'data-check': 'diff|' + r.kind + '|' + r.key + '|' + (r.access || '') + '|after', 'data-value': a.count || 0 }),
+        el('td', { text: changeText(side(b, 'per_unit'), side(a, 'per_unit')) }),
+        el('td', { text: b.p50_ns_text || '–' }), el('td', { text: a.p50_ns_text || '–' }),
+        el('td', { text: b.p99_ns_text || '–' }), el('td', { text: a.p99_ns_text || '–' }), el('td', { text: vmm })]));
+      marks++;
+    }
+    body.appendChild(tb);
+    if (rows.length > 200) body.appendChild(el('p', { cls: 'note', text: (rows.length - 200) + ' more rows: see exitscope diff --json' }));
+    if ((d.thresholds || []).length) {
+      const ul = el('ul');
+      for (const t of d.thresholds) ul.appendChild(el('li', { text: (t.tripped ? 'TRIPPED: ' : 'ok: ') + (t.text || t.expression || JSON.stringify(t)) }));
+      body.appendChild(ul);
+    }
+    return marks || 1;
+  };
+
   // ---- advise's findings ----
   ES.render.findings = function (body, s) {
     const a = s.data;
