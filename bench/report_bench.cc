@@ -50,8 +50,7 @@ struct Decoded {
 const Decoded& Dual5000() {
   static Decoded d = [] {
     Decoded out;
-    auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) +
-                                  "/traces/nested-svm-6.1/dual-5000/trace.dat");
+    auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/dual-5000/trace.dat");
     if (!src.ok()) return out;
     KvmEvent e;
     while ((*src)->Next(&e, nullptr)) out.events.push_back(e);
@@ -80,7 +79,9 @@ void BM_ReportPipeline(benchmark::State& state) {
   getrusage(RUSAGE_SELF, &ru);
   state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
-BENCHMARK(BM_ReportPipeline)->Arg(static_cast<int>(GroupBy::kReason))->Arg(static_cast<int>(GroupBy::kVcpu))
+BENCHMARK(BM_ReportPipeline)
+    ->Arg(static_cast<int>(GroupBy::kReason))
+    ->Arg(static_cast<int>(GroupBy::kVcpu))
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -30,7 +30,10 @@ void BM_TraceDatEndToEnd(benchmark::State& state) {
     uint64_t n = 0;
     while (n < kMinEvents) {
       auto src = OpenKvmEventSource(kTrace);
-      if (!src.ok()) { state.SkipWithError(src.error().message.c_str()); return; }
+      if (!src.ok()) {
+        state.SkipWithError(src.error().message.c_str());
+        return;
+      }
       KvmEvent ev;
       while ((*src)->Next(&ev, nullptr)) ++n;
       // Non-kvm-modeled records (kvm_fpu, kvm_write_tsc_offset …) were read but not returned.
@@ -44,12 +47,18 @@ BENCHMARK(BM_TraceDatEndToEnd)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 void BM_PageWalkAndDecode(benchmark::State& state) {
   auto file = MappedFile::Open(kTrace);
-  if (!file.ok()) { state.SkipWithError(file.error().message.c_str()); return; }
+  if (!file.ok()) {
+    state.SkipWithError(file.error().message.c_str());
+    return;
+  }
   FormatRegistry formats;
   TraceMeta meta;
   Diagnostics diag;
   auto layout = ParseTraceDatHeader((*file)->bytes(), kTrace, &formats, &meta, &diag);
-  if (!layout.ok()) { state.SkipWithError(layout.error().message.c_str()); return; }
+  if (!layout.ok()) {
+    state.SkipWithError(layout.error().message.c_str());
+    return;
+  }
   // Decompress every chunk once; the loop below measures only walking and decoding.
   std::vector<uint8_t> pages;
   Decompressor dec(layout->codec);

@@ -46,14 +46,14 @@ void AppendLe(std::vector<uint8_t>* b, uint64_t v, size_t n) {
 struct CpuData {
   uint32_t cpu = 0;
   uint64_t offset = 0, size = 0;
-  size_t field_pos = 0;           // where this CPU's offset/size sit in the tail copy
-  std::vector<uint8_t> pages;     // decompressed
+  size_t field_pos = 0;        // where this CPU's offset/size sit in the tail copy
+  std::vector<uint8_t> pages;  // decompressed
 };
 
 struct Options {
   uint32_t repeat = 1;
-  uint64_t max_pages = ~0ull;     // per CPU, before repetition
-  long kallsyms_lines = -1;       // -1: keep the section as it is
+  uint64_t max_pages = ~0ull;            // per CPU, before repetition
+  long kallsyms_lines = -1;              // -1: keep the section as it is
   std::vector<std::string> keep_events;  // empty: keep every event format
 };
 
@@ -85,11 +85,21 @@ void ShiftPage(uint8_t* page, uint32_t page_size, const PageLayout& layout, uint
   while (end - p >= 4) {
     uint32_t header = static_cast<uint32_t>(LoadLe(p, 4));
     uint32_t type_len = header & 0x1f;
-    if (type_len >= 1 && type_len <= kTypeLenDataMax) { p += 4 + type_len * 4; continue; }
+    if (type_len >= 1 && type_len <= kTypeLenDataMax) {
+      p += 4 + type_len * 4;
+      continue;
+    }
     if (end - p < 8) break;
     uint32_t word = static_cast<uint32_t>(LoadLe(p + 4, 4));
-    if (type_len == 0) { p += 8 + (((word - 4) + 3) & ~3u); continue; }
-    if (type_len == kTypePadding) { if ((header >> 5) == 0) break; p += 4 + word; continue; }
+    if (type_len == 0) {
+      p += 8 + (((word - 4) + 3) & ~3u);
+      continue;
+    }
+    if (type_len == kTypePadding) {
+      if ((header >> 5) == 0) break;
+      p += 4 + word;
+      continue;
+    }
     if (type_len == kTypeTimeStamp) {
       uint64_t abs = ((static_cast<uint64_t>(word) << kTsShift) + (header >> 5)) + shift;
       uint32_t h = static_cast<uint32_t>(((abs & ((1u << kTsShift) - 1)) << 5) | kTypeTimeStamp);
@@ -137,7 +147,10 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   uint64_t opts_size = r.U64();
   if (!r.ok() || (flags & kSectionCompressed)) Die("first options section missing or compressed");
   size_t opts_end = r.pos() + opts_size;
-  struct Reloc { size_t pos; uint64_t value; };
+  struct Reloc {
+    size_t pos;
+    uint64_t value;
+  };
   std::vector<Reloc> relocs;
   uint64_t kallsyms_off = 0, header_info_off = 0, events_off = 0, ftrace_off = 0, printk_off = 0;
   size_t done_pos = 0;
@@ -146,7 +159,10 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     uint32_t size = r.U32();
     size_t at = r.pos();
     r.Bytes(size);
-    if (id == kOptDone) { done_pos = at; break; }
+    if (id == kOptDone) {
+      done_pos = at;
+      break;
+    }
     if (id >= kOptHeaderInfo && id <= kOptCmdlines && id != kOptDone) {
       uint64_t v = LoadLe(file.data() + at, 8);
       relocs.push_back({at, v});
@@ -182,7 +198,10 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     uint16_t id = t.U16();
     uint32_t size = t.U32();
     size_t at = t.pos();
-    if (id == kOptDone) { tail_done = at; break; }
+    if (id == kOptDone) {
+      tail_done = at;
+      break;
+    }
     if (id == kOptBuffer) {
       ByteReader b(std::span<const uint8_t>(file).subspan(at, size));
       buffer_section = b.U64();
@@ -230,7 +249,10 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
 
   // Prefix: the file up to the flyrecord section, with metadata sections optionally cut down
   // (small fuzz seeds). Replacements are applied back to front, so earlier offsets stay valid.
-  struct Replacement { uint64_t offset, old_size; std::vector<uint8_t> section; };
+  struct Replacement {
+    uint64_t offset, old_size;
+    std::vector<uint8_t> section;
+  };
   std::vector<Replacement> reps;
   auto replace = [&](uint64_t offset, const std::vector<uint8_t>& plain) {
     ByteReader k(file);
@@ -261,7 +283,10 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       size_t nl = text.find('\n', pos);
       std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos + 1);
       pos = nl == std::string::npos ? text.size() : nl + 1;
-      if (n < opt.kallsyms_lines || line.find("_vcpu_run") != std::string::npos) { kept += line; ++n; }
+      if (n < opt.kallsyms_lines || line.find("_vcpu_run") != std::string::npos) {
+        kept += line;
+        ++n;
+      }
     }
     std::vector<uint8_t> plain;
     AppendLe(&plain, kept.size(), 4);
@@ -345,8 +370,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
       if (rep) ShiftPage(page, page_size, layout, rep * shift);
       if (++filled == kTraceCmdPagesPerChunk || i + 1 == total) {
-        size_t csize = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), chunk.data(),
-                                         filled * page_size, 1);
+        size_t csize = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), chunk.data(), filled * page_size, 1);
         if (ZSTD_isError(csize)) Die("zstd failed");
         hdr.clear();
         AppendLe(&hdr, csize, 4);
@@ -394,9 +418,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--repeat" && i + 1 < argc) opt.repeat = static_cast<uint32_t>(std::stoul(argv[++i]));
-    else if (a == "--max-pages" && i + 1 < argc) opt.max_pages = std::stoull(argv[++i]);
-    else if (a == "--kallsyms-lines" && i + 1 < argc) opt.kallsyms_lines = std::stol(argv[++i]);
+    if (a == "--repeat" && i + 1 < argc)
+      opt.repeat = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--max-pages" && i + 1 < argc)
+      opt.max_pages = std::stoull(argv[++i]);
+    else if (a == "--kallsyms-lines" && i + 1 < argc)
+      opt.kallsyms_lines = std::stol(argv[++i]);
     else if (a == "--keep-events" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t p = 0; p <= list.size();) {
@@ -404,12 +431,14 @@ int main(int argc, char** argv) {
         opt.keep_events.push_back(list.substr(p, c - p));
         p = c + 1;
       }
-    } else files.push_back(a);
+    } else
+      files.push_back(a);
   }
   if (files.size() != 2 || opt.repeat == 0) {
-    std::fprintf(stderr,
-                 "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] [--keep-events a,b] IN.dat OUT.dat\n"
-                 "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd)\n");
+    std::fprintf(
+        stderr,
+        "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] [--keep-events a,b] IN.dat OUT.dat\n"
+        "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd)\n");
     return 64;
   }
   return exitscope::Run(files[0], files[1], opt);

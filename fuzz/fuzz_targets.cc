@@ -142,7 +142,8 @@ std::string ReadAllAsText(KvmEventSource& src, bool batches) {
     while (src.Next(&e, &l)) add(e, l.cpu >= 0 ? &l : nullptr);
   }
   for (const auto& d : src.diagnostics().NonZero()) out += d.name + " " + std::to_string(d.count) + "\n";
-  for (const auto& [cpu, ts] : src.meta().cpu_first_ts_ns) out += "first " + std::to_string(cpu) + " " + std::to_string(ts) + "\n";
+  for (const auto& [cpu, ts] : src.meta().cpu_first_ts_ns)
+    out += "first " + std::to_string(cpu) + " " + std::to_string(ts) + "\n";
   return out;
 }
 

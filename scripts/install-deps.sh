@@ -10,6 +10,7 @@ build_pkgs=(
   zlib1g-dev libzstd-dev libelf-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   clang libclang-rt-14-dev       # libFuzzer targets and ASan/UBSan
+  clang-format                   # scripts/check_format.sh: the one layout (.clang-format)
   trace-cmd linux-perf           # peers used as oracles by tests and benchmarks
   time python3                   # bench/compare_peers.sh: GNU time (peak RSS), perfdata_scale.py
   # install tests (issue 20, cmake/install.cmake): the .deb's dependencies (dpkg-shlibdeps), man pages

@@ -54,9 +54,7 @@ void ExpectGolden(const std::string& rel, const std::string& args, const std::st
 TEST(AdviseGolden, Hip24TwoVcpuText) { ExpectGolden("hip24-vmx/host-2vcpu-6.5.dat", "", "hip24-2vcpu.txt"); }
 TEST(AdviseGolden, Arm64Text) { ExpectGolden("nested-arm64-6.1/trace.dat", "", "arm64-6.1.txt"); }
 TEST(AdviseGolden, Hip24OneVcpuText) { ExpectGolden("hip24-vmx/host-1vcpu-6.5.dat", "", "hip24-1vcpu.txt"); }
-TEST(AdviseGolden, KvmprobeSvmText) {
-  ExpectGolden("nested-svm-6.1/kvmprobe-200.trace.dat", "", "kvmprobe-200.txt");
-}
+TEST(AdviseGolden, KvmprobeSvmText) { ExpectGolden("nested-svm-6.1/kvmprobe-200.trace.dat", "", "kvmprobe-200.txt"); }
 // kvm_exit only (no kvm_entry): findings from counts and rates, savings unpriced.
 TEST(AdviseGolden, KvmExitOnlyVapicText) {
   ExpectGolden("hip24-vmx/report-text-vapic.txt", "", "report-text-vapic.txt");
@@ -100,8 +98,8 @@ TEST(AdviseFacts, Hip24IsApicWriteAndHaltHeavy) {
   EXPECT_EQ((*timer)["evidence"]["registers"], "APIC 0x380 ×8251 (4.193ms)");
   const auto* halt = FindingById(j, "halt-poll");
   ASSERT_NE(halt, nullptr);
-  EXPECT_EQ((*halt)["exits"], 7590);  // = `report`'s HLT count, 16 of them untimed
-  EXPECT_EQ((*halt)["timed_exits"], 7568);        // 6 HLTs resumed elsewhere: not timed
+  EXPECT_EQ((*halt)["exits"], 7590);                 // = `report`'s HLT count, 16 of them untimed
+  EXPECT_EQ((*halt)["timed_exits"], 7568);           // 6 HLTs resumed elsewhere: not timed
   EXPECT_LT((*halt)["share"].get<double>(), 0.001);  // of handling time: a halt's wait is not handling
   EXPECT_EQ(FindingById(j, "dr-burst"), nullptr);
   // EPT_MISCONFIG writes repeat at a few RIPs: a doorbell candidate, low confidence (trips to the VMM
@@ -152,8 +150,9 @@ TEST(AdviseFacts, Dual5000DrAccessesAreLazyNotBursts) {
 TEST(AdviseCli, MissingFileAndBadSlideAreUsageErrors) {
   EXPECT_EQ(Advise("/nonexistent.dat").rc, 66);
   EXPECT_EQ(Advise("--guest-kaslr-slide zz " + Trace("nested-svm-6.1/kvmprobe-200.trace.dat")).rc, 64);
-  EXPECT_EQ(Advise("--guest-system-map /boot/System.map-does-not-exist " +
-                   Trace("nested-svm-6.1/kvmprobe-200.trace.dat")).rc, 66);
+  EXPECT_EQ(
+      Advise("--guest-system-map /boot/System.map-does-not-exist " + Trace("nested-svm-6.1/kvmprobe-200.trace.dat")).rc,
+      66);
 }
 
 }  // namespace
@@ -200,7 +199,7 @@ TEST(AdviseFacts, KvmExitOnlyCaptureGetsFindingsFromCounts) {
   int rc;
   auto j = AdviseJson(rel, &rc);
   ASSERT_FALSE(j.is_discarded());
-  EXPECT_EQ(rc, 0);  // entries not recorded is not data loss
+  EXPECT_EQ(rc, 0);             // entries not recorded is not data loss
   EXPECT_EQ(j["exits"], 1333);  // every kvm_exit line of the file
   EXPECT_EQ(j["timed_exits"], 0);
   EXPECT_TRUE(j["exit_time_ns"].is_null());  // unknown, not 0

@@ -111,10 +111,10 @@ std::string EvidenceValue(const Finding& f, std::string_view name) {
 // guest debugging: every access exits. Durations differ per position, so the saving must be the
 // repeats' share of DR time, not a per-position sum.
 TEST(AdviseRules, SvmDrBurstsNameTheirLengthsAndRegisters) {
-  const uint32_t seq[] = {kSvmReadDr0 + 7, kSvmReadDr0 + 6, kSvmWriteDr0 + 7, kSvmWriteDr0 + 0,
+  const uint32_t seq[] = {kSvmReadDr0 + 7,  kSvmReadDr0 + 6,  kSvmWriteDr0 + 7, kSvmWriteDr0 + 0,
                           kSvmWriteDr0 + 1, kSvmWriteDr0 + 2, kSvmWriteDr0 + 3, kSvmWriteDr0 + 6,
-                          kSvmWriteDr0 + 7, kSvmReadDr0 + 0, kSvmReadDr0 + 1, kSvmReadDr0 + 2,
-                          kSvmReadDr0 + 3, kSvmReadDr0 + 6, kSvmReadDr0 + 7, kSvmWriteDr0 + 7};
+                          kSvmWriteDr0 + 7, kSvmReadDr0 + 0,  kSvmReadDr0 + 1,  kSvmReadDr0 + 2,
+                          kSvmReadDr0 + 3,  kSvmReadDr0 + 6,  kSvmReadDr0 + 7,  kSvmWriteDr0 + 7};
   Stream s;
   for (int i = 0; i < 30; ++i) {
     s.Exit(100, Isa::kSvm, kSvmCpuid, 500);
@@ -327,7 +327,8 @@ TEST(AdviseRules, HostNoiseIsRatedPerThread) {
   const Finding* f = Find(a, "host-noise");
   ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
   EXPECT_NE(EvidenceValue(*f, "host interrupts").find("on the busiest vCPU thread, thread 7: 3000 exits"),
-            std::string::npos) << EvidenceValue(*f, "host interrupts");
+            std::string::npos)
+      << EvidenceValue(*f, "host interrupts");
   // 3000 exits over thread 7's own span, 2999 × 666 us: 1502.0 /s.
   EXPECT_NE(EvidenceValue(*f, "host interrupts").find("1502.0 /s"), std::string::npos)
       << EvidenceValue(*f, "host interrupts");

@@ -215,8 +215,10 @@ void ExpectSameFields(const KernelLine& k, const DumpLine& d, size_t i) {
     static const std::regex re(R"(^reason (\S+) \((\d+)\)$)");
     ASSERT_TRUE(std::regex_match(k.body, m, re));
     // "restart (4)": errno -EINTR; else the KVM_EXIT_* number.
-    if (m[1] == "restart") EXPECT_EQ(static_cast<int32_t>(d.Int("errno")), -std::stoi(m[2]));
-    else EXPECT_EQ(d.Int("reason"), std::stoi(m[2]));
+    if (m[1] == "restart")
+      EXPECT_EQ(static_cast<int32_t>(d.Int("errno")), -std::stoi(m[2]));
+    else
+      EXPECT_EQ(d.Int("reason"), std::stoi(m[2]));
   } else if (k.event == "kvm_timer_update_irq") {
     static const std::regex re(R"(^VCPU: (\d+), IRQ (\d+), level (\d+)$)");
     ASSERT_TRUE(std::regex_match(k.body, m, re));

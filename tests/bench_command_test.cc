@@ -73,8 +73,7 @@ TEST(BenchTests, ExitRipsAreDistinctAndInsideTheGuest) {
       EXPECT_LT(rip, begin + code.size()) << t.name;
       EXPECT_GT(rip, kvmbench::GuestAddress(kvmbench::Entry(t, v))) << t.name;
     }
-    EXPECT_TRUE(seen.insert(kvmbench::GuestAddress(kvmbench::ExitInsn(t, kvmbench::CpuVendor::kAmd))).second)
-        << t.name;
+    EXPECT_TRUE(seen.insert(kvmbench::GuestAddress(kvmbench::ExitInsn(t, kvmbench::CpuVendor::kAmd))).second) << t.name;
   }
 }
 

@@ -125,7 +125,7 @@ PairedRun* Dual5000::dat_ = nullptr;
 PairedRun* Dual5000::perf_ = nullptr;
 
 TEST_F(Dual5000, BinaryFormsHoldTheSameExits) {
-  EXPECT_EQ(dat_->exits, 65368u);  // README: trace-cmd report | grep -c kvm_exit
+  EXPECT_EQ(dat_->exits, 65368u);   // README: trace-cmd report | grep -c kvm_exit
   EXPECT_EQ(perf_->exits, 65368u);  // README: perf script | grep -c kvm:kvm_exit
   EXPECT_EQ(Counts(*dat_), Counts(*perf_));
   ExpectSameExits(*dat_, *perf_);

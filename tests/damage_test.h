@@ -61,7 +61,7 @@ struct V7Map {
 
 inline V7Map MapV7(const std::string& f) {
   V7Map m;
-  size_t p = 10 + 2 + 2 + 4;       // magic, "7\0", endian + long size, page size
+  size_t p = 10 + 2 + 2 + 4;           // magic, "7\0", endian + long size, page size
   p += std::strlen(f.data() + p) + 1;  // compression name
   p += std::strlen(f.data() + p) + 1;  // its version
   uint64_t sec = LoadAt<uint64_t>(f, p);
@@ -108,7 +108,8 @@ inline DamageRun RunOnDamaged(const std::string& name, const std::string& bytes,
 }
 
 // Replaces the first `from` after `after` with the same-length `to` (the file keeps every offset).
-inline void ReplaceSameLength(std::string* b, const std::string& after, const std::string& from, const std::string& to) {
+inline void ReplaceSameLength(std::string* b, const std::string& after, const std::string& from,
+                              const std::string& to) {
   ASSERT_EQ(from.size(), to.size());
   size_t a = b->find(after);
   ASSERT_NE(a, std::string::npos) << after;

@@ -67,7 +67,10 @@ TEST(EventFormat, ArraysDataLocAndSigned) {
   ASSERT_TRUE(ue.ok());
   EXPECT_TRUE(ue->Field("errno")->is_signed);
   uint8_t payload[16] = {};
-  payload[12] = 0xfe; payload[13] = 0xff; payload[14] = 0xff; payload[15] = 0xff;
+  payload[12] = 0xfe;
+  payload[13] = 0xff;
+  payload[14] = 0xff;
+  payload[15] = 0xff;
   EXPECT_EQ(ReadSigned(ue->Field("errno"), payload), -2);
   EXPECT_EQ(ReadUnsigned(ue->Field("errno"), std::span<const uint8_t>(payload, 14)), 0u);  // out of bounds
   EXPECT_EQ(ReadUnsigned(nullptr, payload), 0u);

@@ -40,20 +40,20 @@ TraceMeta TwoVms() {
 }
 
 std::vector<ExitSample> TwoVmSamples() {
-  return {Sample(101, 0, Isa::kVmx, kVmxHlt, 0.0),           Sample(102, 1, Isa::kVmx, kVmxEptViolation, 0.5),
-          Sample(101, 0, Isa::kVmx, kVmxEptViolation, 1.0),  Sample(201, 0, Isa::kVmx, kVmxHlt, 1.5),
-          Sample(202, 1, Isa::kVmx, kVmxHlt, 2.0),           Sample(202, 1, Isa::kVmx, kVmxHlt, 2.5)};
+  return {Sample(101, 0, Isa::kVmx, kVmxHlt, 0.0),          Sample(102, 1, Isa::kVmx, kVmxEptViolation, 0.5),
+          Sample(101, 0, Isa::kVmx, kVmxEptViolation, 1.0), Sample(201, 0, Isa::kVmx, kVmxHlt, 1.5),
+          Sample(202, 1, Isa::kVmx, kVmxHlt, 2.0),          Sample(202, 1, Isa::kVmx, kVmxHlt, 2.5)};
 }
 
 struct Counted {
-  uint64_t exits = 0;             // totals over every group
+  uint64_t exits = 0;  // totals over every group
   uint64_t filtered_out = 0;
   std::map<std::string, uint64_t> by_reason;
   std::set<int64_t> groups;
 };
 
 Counted Aggregate(const TraceMeta& meta, const ReportOptions& o, const std::vector<ExitSample>& timed,
-            const std::vector<ExitSample>& untimed = {}) {
+                  const std::vector<ExitSample>& untimed = {}) {
   ExitAggregator agg(meta, o);
   agg.SetOrigin(kOriginNs);
   for (const ExitSample& s : timed) agg.OnExitSample(s);

@@ -126,7 +126,8 @@ TEST(MetricsHttpServer, AnswersGetMetricsOnlyAndRefusesBadAddresses) {
   EXPECT_NE(ok.find("accept=a/b"), std::string::npos) << ok;
   EXPECT_NE(ok.find("text/plain; version=0.0.4"), std::string::npos) << ok;
   EXPECT_TRUE(Http(port, "GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404"));
-  std::string post = Http(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab");
+  std::string post =
+      Http(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nab");
   EXPECT_TRUE(post.starts_with("HTTP/1.1 405")) << post;
   std::string big = Http(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX: " + std::string(64 * 1024, 'a') + "\r\n\r\n");
   EXPECT_FALSE(big.starts_with("HTTP/1.1 200")) << big.substr(0, 80);

@@ -32,7 +32,7 @@ TEST(ExitPairerTest, PairsExitWithNextEntryOfSameThreadAndKeepsDetails) {
   Diagnostics d;
   Collect sink;
   ExitPairer p(meta, &d, &sink);
-  p.OnEvent(Ev(EventKind::kEntry, 100, 0, 7));   // first entry: no exit before it
+  p.OnEvent(Ev(EventKind::kEntry, 100, 0, 7));  // first entry: no exit before it
   p.OnEvent(Ev(EventKind::kExit, 200, 0, 7, 0x7c));
   p.OnEvent(Ev(EventKind::kExit, 210, 1, 8, 0x78));  // another vCPU interleaves
   KvmEvent msr = Ev(EventKind::kMsr, 220, 0, 7);
@@ -113,7 +113,7 @@ TEST(ExitPairerTest, DoesNotTimeExitsBeforeLatestCpuStartOfOverwrittenBuffer) {
   Diagnostics d;
   Collect sink;
   ExitPairer p(meta, &d, &sink);
-  p.OnEvent(Ev(EventKind::kExit, 200, 0, 1));   // before CPU 1's start: its entry may be lost
+  p.OnEvent(Ev(EventKind::kExit, 200, 0, 1));  // before CPU 1's start: its entry may be lost
   p.OnEvent(Ev(EventKind::kEntry, 900, 1, 1));
   p.OnEvent(Ev(EventKind::kExit, 1000, 1, 1));
   p.OnEvent(Ev(EventKind::kEntry, 1100, 1, 1));
@@ -352,7 +352,7 @@ TEST(ExitPairerResumeTest, LegitimateRipMovesAreTimed) {
   p.OnEvent(At(EventKind::kEmulateInsn, 405, 1, 0, 0x3000));
   p.OnEvent(At(EventKind::kEntry, 410, 1, 0, 0x3100));
   p.OnEvent(At(EventKind::kExit, 500, 1, kVmxEptViolationReason, 0x3000));
-  p.OnEvent(At(EventKind::kEntry, 510, 1, 0, 0));  // kvm_entry without a rip field
+  p.OnEvent(At(EventKind::kEntry, 510, 1, 0, 0));                    // kvm_entry without a rip field
   p.OnEvent(At(EventKind::kExit, 600, 1, 0x78, 0x4000, Isa::kSvm));  // SVM hlt
   p.OnEvent(At(EventKind::kEntry, 610, 1, 0, 0x4001, Isa::kSvm));
   p.Finish();
@@ -550,12 +550,13 @@ TEST(ExitPairerRealTraceTest, Hip24TwoVcpuTimesNoExitAcrossAResumeMismatchOrSile
   // EXTERNAL_INTERRUPT, 2 MSR_WRITE, the 2.076 s MSR_WRITE and 1.972 s EXTERNAL_INTERRUPT among them.
   EXPECT_EQ(r.d.Count(DiagId::kPairResumeMismatch), 11u);
   EXPECT_EQ(r.d.Count(DiagId::kPairExitAcrossSilence), 0u);
-  EXPECT_EQ(r.d.Count(DiagId::kPairHltBlockedWithoutWakeup), r.sink.samples.size() - std::count_if(
-      r.sink.samples.begin(), r.sink.samples.end(), [](const ExitSample& s) { return s.reason != 12; }));
-  EXPECT_LT(max_msr_write, 1'000'000u);  // was 2.076 s
-  EXPECT_LT(max_ext_int, 1'000'000u);    // was 1.972 s
+  EXPECT_EQ(r.d.Count(DiagId::kPairHltBlockedWithoutWakeup),
+            r.sink.samples.size() - std::count_if(r.sink.samples.begin(), r.sink.samples.end(),
+                                                  [](const ExitSample& s) { return s.reason != 12; }));
+  EXPECT_LT(max_msr_write, 1'000'000u);      // was 2.076 s
+  EXPECT_LT(max_ext_int, 1'000'000u);        // was 1.972 s
   EXPECT_GT(hlt_blocked, 100'000'000'000u);  // idle guest: > 100 s of the vCPUs' time halted
-  EXPECT_GT(r.counts.silences, 0u);      // the idle host's quiet stretches, which time no non-HLT exit
+  EXPECT_GT(r.counts.silences, 0u);          // the idle host's quiet stretches, which time no non-HLT exit
   EXPECT_EQ(r.counts.userspace_exits, 0u);
 }
 

@@ -134,7 +134,8 @@ TEST(ExitQualification, EptAndNpfAccessAndGpa) {
 // trace's own kvm_exit fields as `exitscope dump` prints them.
 TEST(ExitQualification, Hip24BreakdownsMatchTheTraceFields) {
   const std::string trace = kShared + "/traces/hip24-vmx/host-2vcpu-6.5.dat";
-  std::istringstream dump(testing::ReadCommand(std::string(EXITSCOPE_BINARY) + " dump --event kvm_exit '" + trace + "'"));
+  std::istringstream dump(
+      testing::ReadCommand(std::string(EXITSCOPE_BINARY) + " dump --event kvm_exit '" + trace + "'"));
   std::regex fields(R"(exit_reason=(\d+) .*info1=(0x[0-9a-f]+) .*intr_info=(\d+))");
   std::map<uint64_t, uint64_t> apic_writes, ports;
   std::map<uint32_t, uint64_t> vectors;
@@ -191,7 +192,9 @@ TEST(ExitQualification, NestedSvmCrDrAndNpfFromExitInfo) {
   uint64_t npf_mmio = 0, npf_total = 0;
   for (const auto& d : j["details"]) {
     std::string kind = d["kind"];
-    if (kind == "dr" || kind == "cr_exit") rows[kind + " " + d["name"].get<std::string>() + " " + d["access"].get<std::string>()] += d["count"].get<uint64_t>();
+    if (kind == "dr" || kind == "cr_exit")
+      rows[kind + " " + d["name"].get<std::string>() + " " + d["access"].get<std::string>()] +=
+          d["count"].get<uint64_t>();
     if (kind == "ept") {
       npf_total += d["count"].get<uint64_t>();
       if (d["access"].get<std::string>().find("MMIO") != std::string::npos) npf_mmio += d["count"].get<uint64_t>();

@@ -42,8 +42,7 @@ inline std::string ReadText(const std::filesystem::path& p) {
 class FakeTracefs {
  public:
   FakeTracefs()
-      : root_(std::filesystem::temp_directory_path() /
-              ("exitscope-fake-tracefs-" + std::to_string(::getpid()))) {
+      : root_(std::filesystem::temp_directory_path() / ("exitscope-fake-tracefs-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ / "instances");
     WriteText(root_ / "events/header_page", kHeaderPage64);

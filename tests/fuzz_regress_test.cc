@@ -52,8 +52,8 @@ TEST(FuzzRegress, SeedCorporaRunClean) {
 
 // Cut copies of a real seed at every length: the reader must stop cleanly wherever a file ends.
 TEST(FuzzRegress, TruncatedSeedsRunClean) {
-  fs::path seed = fs::path(EXITSCOPE_TESTDATA_DIR) / ".." / ".." / "fuzz" / "corpus" / "tracedat" /
-                  "kvmprobe-200-1page.dat";
+  fs::path seed =
+      fs::path(EXITSCOPE_TESTDATA_DIR) / ".." / ".." / "fuzz" / "corpus" / "tracedat" / "kvmprobe-200-1page.dat";
   std::vector<uint8_t> bytes = ReadAll(seed);
   ASSERT_GT(bytes.size(), 4096u);
   for (size_t len = 0; len < bytes.size(); len += 97) {

@@ -82,10 +82,10 @@ class RealKernelSymbols : public ::testing::Test {
   // Exit RIPs a KASLR'd guest would show: inside the first present site function of each class.
   std::vector<SiteRip> KaslrExitRips() const {
     std::vector<SiteRip> rips;
-    for (auto [cls, names] : {std::pair{ExitClass::kHlt, std::vector<std::string>{"default_idle", "native_safe_halt",
-                                                                                  "pv_native_safe_halt"}},
-                              std::pair{ExitClass::kMsrWrite, std::vector<std::string>{"native_write_msr",
-                                                                                       "lapic_next_deadline"}}}) {
+    for (auto [cls, names] :
+         {std::pair{ExitClass::kHlt,
+                    std::vector<std::string>{"default_idle", "native_safe_halt", "pv_native_safe_halt"}},
+          std::pair{ExitClass::kMsrWrite, std::vector<std::string>{"native_write_msr", "lapic_next_deadline"}}}) {
       for (const auto& n : names) {
         if (const Symbol* s = map_.ByName(n); s && s->size > 4) {
           rips.push_back({s->addr + 3 + static_cast<uint64_t>(kTestSlide), cls});

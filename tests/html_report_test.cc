@@ -21,15 +21,16 @@ namespace {
 const std::string kDualDat = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/dual-5000/trace.dat";
 
 TEST(ExitBinsTest, LatencyBucketsHoldTheirValues) {
-  const uint64_t values[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 999, 1000, 123456789, (uint64_t{1} << 40) + 12345,
-                             UINT64_MAX / 3};
+  const uint64_t values[] = {
+      0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 999, 1000, 123456789, (uint64_t{1} << 40) + 12345, UINT64_MAX / 3};
   for (uint64_t v : values) {
     const uint32_t b = ExitBinner::LatencyBucket(v);
     EXPECT_LE(ExitBinner::LatencyBucketLow(b), v) << v;
     EXPECT_LT(v, ExitBinner::LatencyBucketHigh(b)) << v;
     // Four buckets per doubling: a bucket spans at most a quarter of its low bound (past 4 ns).
     if (v >= 8) {
-      EXPECT_LE(ExitBinner::LatencyBucketHigh(b) - ExitBinner::LatencyBucketLow(b), ExitBinner::LatencyBucketLow(b) / 4) << v;
+      EXPECT_LE(ExitBinner::LatencyBucketHigh(b) - ExitBinner::LatencyBucketLow(b), ExitBinner::LatencyBucketLow(b) / 4)
+          << v;
     }
   }
 }
@@ -115,7 +116,8 @@ TEST(HtmlPageTest, SelfContainedAndDataIntact) {
 }
 
 TEST(HtmlPageTest, DurationTextsBesideEveryNsField) {
-  nlohmann::json j = {{"total_ns", 4193000}, {"a", {{"p99_ns", 850}, {"name_ns", "x"}}}, {"list", {{{"exit_ns", 2148000000}}}}};
+  nlohmann::json j = {
+      {"total_ns", 4193000}, {"a", {{"p99_ns", 850}, {"name_ns", "x"}}}, {"list", {{{"exit_ns", 2148000000}}}}};
   AddDurationTexts(&j, TimeUnit::kNs);
   EXPECT_EQ(j["total_ns_text"], "4.193ms");
   EXPECT_EQ(j["a"]["p99_ns_text"], "850ns");

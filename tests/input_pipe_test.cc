@@ -58,12 +58,12 @@ TEST_P(InputPipe, SameReportAsTheFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, InputPipe,
-                         ::testing::Values("hip24-vmx/host-1vcpu-6.5.dat",              // trace.dat v7 zlib
-                                           "nested-svm-6.1/kvmprobe-200.trace.dat",     // trace.dat v7 zstd
-                                           "nested-svm-6.1/kvmprobe-200.perf.data",     // perf.data file mode
+                         ::testing::Values("hip24-vmx/host-1vcpu-6.5.dat",           // trace.dat v7 zlib
+                                           "nested-svm-6.1/kvmprobe-200.trace.dat",  // trace.dat v7 zstd
+                                           "nested-svm-6.1/kvmprobe-200.perf.data",  // perf.data file mode
                                            "nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt",
                                            "nested-svm-6.1/dual-5000/trace-cmd-report.txt.gz",
-                                           "nested-svm-6.1/kvmprobe-200.ftrace.txt",      // tracefs trace
+                                           "nested-svm-6.1/kvmprobe-200.ftrace.txt",  // tracefs trace
                                            "nested-svm-6.1/dual-5000/perf-script.txt.gz"));
 
 TEST(InputPipe, EmptyStdinIsNamed) {

@@ -81,8 +81,8 @@ TEST(DecodingSourceTest, LossMarkerOnSkippedRecordsIsReportedOnce) {
 }
 
 TEST(DecodingSourceTest, MarkersOnTwoSkippedRecordsOfOneCpuAreSummed) {
-  auto raw = std::make_unique<ScriptedRawSource>(std::vector<ScriptedRecord>{
-      {kNotKvmTypeId, 1, 5}, {kNotKvmTypeId, -1, 0}, {kNotKvmTypeId, 1, 2}, {0, -1, 0}});
+  auto raw = std::make_unique<ScriptedRawSource>(
+      std::vector<ScriptedRecord>{{kNotKvmTypeId, 1, 5}, {kNotKvmTypeId, -1, 0}, {kNotKvmTypeId, 1, 2}, {0, -1, 0}});
   auto src = MakeDecodingSource(std::move(raw));
   KvmEvent e;
   LostEvents lost;

@@ -23,9 +23,10 @@ std::string FormatWithGuestMode() {
   std::string f = Format61();
   size_t at = f.find("\nprint fmt");
   EXPECT_NE(at, std::string::npos);
-  f.insert(at, "\tfield:u32 inj_info;\toffset:28;\tsize:4;\tsigned:0;\n"
-               "\tfield:u32 inj_info_err;\toffset:32;\tsize:4;\tsigned:0;\n"
-               "\tfield:bool guest_mode;\toffset:36;\tsize:1;\tsigned:0;\n");
+  f.insert(at,
+           "\tfield:u32 inj_info;\toffset:28;\tsize:4;\tsigned:0;\n"
+           "\tfield:u32 inj_info_err;\toffset:32;\tsize:4;\tsigned:0;\n"
+           "\tfield:bool guest_mode;\toffset:36;\tsize:1;\tsigned:0;\n");
   return f;
 }
 

@@ -99,7 +99,9 @@ class LivePageDecoderTest : public ::testing::Test {
 
   void Flush() {
     decoder_->Flush([this](const KvmEvent& e) { events_.push_back(e); },
-                    [this](const LostEvents& l) { lost_.push_back({l, events_.size()}); });
+                    [this](const LostEvents& l) {
+                      lost_.push_back({l, events_.size()});
+                    });
   }
 
   FakeTracefs tracefs_;

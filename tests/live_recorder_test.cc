@@ -105,8 +105,8 @@ TEST_F(LiveRecordTest, SigkilledRunIsCleanedByTheNextRun) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    ::execl(EXITSCOPE_BINARY, "exitscope", "record", "-q", "-o", (out_ + ".killed").c_str(), "-e",
-            "sched:sched_switch", static_cast<char*>(nullptr));
+    ::execl(EXITSCOPE_BINARY, "exitscope", "record", "-q", "-o", (out_ + ".killed").c_str(), "-e", "sched:sched_switch",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   std::string dir = tracefs_ + "/instances/exitscope-" + std::to_string(child);

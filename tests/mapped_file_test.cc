@@ -12,7 +12,8 @@
 namespace exitscope {
 namespace {
 
-const std::string kTrace = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt";
+const std::string kTrace =
+    std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt";
 
 std::string Slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);

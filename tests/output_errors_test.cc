@@ -29,7 +29,8 @@ void ExpectOutputError(const std::string& args, const std::string& redirect, con
   auto r = Stderr(args, redirect);
   EXPECT_EQ(r.status, 74) << args << " " << redirect << "\n" << r.out;
   EXPECT_NE(r.out.find("error: cannot write the output: " + why + " [output.write]"), std::string::npos)
-      << args << " " << redirect << "\n" << r.out;
+      << args << " " << redirect << "\n"
+      << r.out;
   EXPECT_NE(r.out.find("hint: "), std::string::npos) << r.out;
 }
 
@@ -48,8 +49,8 @@ TEST(OutputErrors, ClosedStdoutIsExit74) {
 }
 
 TEST(OutputErrors, ReaderGoneWithSigpipeIgnoredIsExit74) {
-  auto s = RunCommand("bash -c 'trap \"\" PIPE; " + std::string(EXITSCOPE_BINARY) + " dump " + kTrace +
-                      " 2>" + ErrFile() + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}; cat " + ErrFile() + "'");
+  auto s = RunCommand("bash -c 'trap \"\" PIPE; " + std::string(EXITSCOPE_BINARY) + " dump " + kTrace + " 2>" +
+                      ErrFile() + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}; cat " + ErrFile() + "'");
   EXPECT_EQ(s.out.substr(0, 3), "74\n") << s.out;
   EXPECT_NE(s.out.find("error: cannot write the output: Broken pipe [output.write]"), std::string::npos) << s.out;
 }
@@ -57,8 +58,8 @@ TEST(OutputErrors, ReaderGoneWithSigpipeIgnoredIsExit74) {
 TEST(OutputErrors, HeadEndsItQuietly) {
   // Other tests in this process (live/stop_signal.cc) ignore SIGPIPE, and children inherit that.
   auto previous = std::signal(SIGPIPE, SIG_DFL);
-  auto s = RunCommand("bash -c '" + std::string(EXITSCOPE_BINARY) + " dump " + kTrace +
-                      " 2>" + ErrFile() + " | head -n 1 >/dev/null; echo ${PIPESTATUS[0]}; cat " + ErrFile() + "'");
+  auto s = RunCommand("bash -c '" + std::string(EXITSCOPE_BINARY) + " dump " + kTrace + " 2>" + ErrFile() +
+                      " | head -n 1 >/dev/null; echo ${PIPESTATUS[0]}; cat " + ErrFile() + "'");
   std::signal(SIGPIPE, previous);
   EXPECT_EQ(s.out, "141\n") << "killed by SIGPIPE, nothing on stderr: " << s.out;
 }

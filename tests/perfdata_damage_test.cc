@@ -84,8 +84,10 @@ TEST(PerfdataDamage, EveryCutGivesAHint) {
   for (size_t cut : {8, 16, 40, 103, 104, 1000, 14000, 14900, 200000}) {
     DamageRun r = RunOnDamaged("cut.perf.data", whole.substr(0, cut), "report");
     EXPECT_NE(r.status, 0) << cut;
-    if (Has(r.out, "error: ")) EXPECT_TRUE(Has(r.out, "hint: ")) << cut << ": " << r.out;
-    else EXPECT_TRUE(Has(r.out, "PARTIAL RESULT: ")) << cut << ": " << r.out;
+    if (Has(r.out, "error: "))
+      EXPECT_TRUE(Has(r.out, "hint: ")) << cut << ": " << r.out;
+    else
+      EXPECT_TRUE(Has(r.out, "PARTIAL RESULT: ")) << cut << ": " << r.out;
   }
 }
 

@@ -31,9 +31,12 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_quotes) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') in_quotes = false;
-      else field += c;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        in_quotes = false;
+      else
+        field += c;
     } else if (c == '"' && field.empty() && !quoted) {
       in_quotes = quoted = true;
     } else if (c == ',') {
@@ -79,9 +82,9 @@ void ExpectCsvEqualsJson(const std::string& file, const std::string& by) {
       EXPECT_EQ(at("group_label"), JsonStr(g["label"]));
       EXPECT_EQ(at("reason"), JsonStr(reason["reason"]));
       EXPECT_EQ(at("isa"), JsonStr(reason["isa"]));
-      for (const char* k : {"code", "count", "timed_count", "pct_count", "pct_time", "total_ns", "blocked_ns",
-                            "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns",
-                            "userspace_count", "userspace_ns"}) {
+      for (const char* k :
+           {"code", "count", "timed_count", "pct_count", "pct_time", "total_ns", "blocked_ns", "min_ns", "mean_ns",
+            "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "userspace_count", "userspace_ns"}) {
         EXPECT_EQ(at(k), JsonText(reason[k])) << file << " " << by << " " << k << " of " << reason["reason"];
       }
       EXPECT_EQ(at("time_unit"), JsonStr(j["context"]["time_unit"]));

@@ -35,10 +35,10 @@ double Binomial(uint64_t n, uint64_t k, double p) {
 }
 
 TEST(ChangeTests, RegularizedBetaKnownValues) {
-  EXPECT_NEAR(RegularizedBeta(1, 1, 0.3), 0.3, 1e-12);       // uniform
-  EXPECT_NEAR(RegularizedBeta(50, 50, 0.5), 0.5, 1e-12);     // symmetric
-  EXPECT_NEAR(RegularizedBeta(2, 3, 0.4), 0.5248, 1e-12);    // 1 - (1-x)^4 - 4x(1-x)^3 ... = 0.5248
-  EXPECT_NEAR(RegularizedBeta(2e6, 2e6, 0.5), 0.5, 1e-7);    // millions of exits
+  EXPECT_NEAR(RegularizedBeta(1, 1, 0.3), 0.3, 1e-12);     // uniform
+  EXPECT_NEAR(RegularizedBeta(50, 50, 0.5), 0.5, 1e-12);   // symmetric
+  EXPECT_NEAR(RegularizedBeta(2, 3, 0.4), 0.5248, 1e-12);  // 1 - (1-x)^4 - 4x(1-x)^3 ... = 0.5248
+  EXPECT_NEAR(RegularizedBeta(2e6, 2e6, 0.5), 0.5, 1e-7);  // millions of exits
 }
 
 // The count test's p equals the two-sided binomial tail summed term by term.
@@ -103,14 +103,21 @@ TEST(ChangeTests, HolmAdjustIsStepDown) {
 
 // Every real trace against itself: same counts, no row beyond noise, nothing tripped, exit 0.
 TEST(DiffCommand, EveryRealTraceAgainstItselfChangesNothing) {
-  const char* files[] = {"hip24-vmx/host-2vcpu-6.5.dat", "hip24-vmx/host-1vcpu-6.5.dat",
-                         "hip24-vmx/report-text-vapic.txt", "hip24-vmx/v6-no-events.dat",
-                         "hip24-vmx/v7-metadata-only.dat", "nested-arm64-6.1/trace.dat",
-                         "nested-arm64-6.1/perf.data", "nested-arm64-6.1/trace.txt",
-                         "nested-arm64-6.1/stuck-wfi/trace.dat", "nested-svm-6.1/kvmprobe-200.trace.dat",
-                         "nested-svm-6.1/kvmprobe-200.perf.data", "nested-svm-6.1/kvmprobe-200.ftrace.txt",
+  const char* files[] = {"hip24-vmx/host-2vcpu-6.5.dat",
+                         "hip24-vmx/host-1vcpu-6.5.dat",
+                         "hip24-vmx/report-text-vapic.txt",
+                         "hip24-vmx/v6-no-events.dat",
+                         "hip24-vmx/v7-metadata-only.dat",
+                         "nested-arm64-6.1/trace.dat",
+                         "nested-arm64-6.1/perf.data",
+                         "nested-arm64-6.1/trace.txt",
+                         "nested-arm64-6.1/stuck-wfi/trace.dat",
+                         "nested-svm-6.1/kvmprobe-200.trace.dat",
+                         "nested-svm-6.1/kvmprobe-200.perf.data",
+                         "nested-svm-6.1/kvmprobe-200.ftrace.txt",
                          "nested-svm-6.1/kvmprobe-200.perf-script.txt",
-                         "nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt", "nested-svm-6.1/dual-5000/trace.dat",
+                         "nested-svm-6.1/kvmprobe-200.trace-cmd-report.txt",
+                         "nested-svm-6.1/dual-5000/trace.dat",
                          "nested-svm-6.1/dual-5000/perf.data"};
   for (const char* f : files) {
     const std::string path = "'" + kTraces + "/" + f + "'";
@@ -196,7 +203,8 @@ TEST(DiffCommand, FailIfTripsWithItsOwnStatus) {
   EXPECT_NEAR(tripped["thresholds"][0]["change"].get<double>(), 2400, 1e-9);
   EXPECT_FALSE(tripped["thresholds"][1]["tripped"].get<bool>());
   // Absolute changes, a detail key by name, >= and <.
-  auto ok = DiffJson("--per run --fail-if 'cpuid.count < +4800' --fail-if 'msr:IA32_APICBASE.p50 >= +1s' " + a + " " + b);
+  auto ok =
+      DiffJson("--per run --fail-if 'cpuid.count < +4800' --fail-if 'msr:IA32_APICBASE.p50 >= +1s' " + a + " " + b);
   EXPECT_FALSE(ok["tripped"].get<bool>());
   EXPECT_TRUE(ok["thresholds"][1]["matched"].get<bool>());
   auto abs = DiffJson("--per run --fail-if 'cpuid.count >= +4800' " + a + " " + b, 1);

@@ -107,9 +107,7 @@ TEST(ReportGoldenTest, Hip24ExitOnlyJsonCountsEveryKvmExitLineByReason) {
   }
   EXPECT_TRUE(not_recorded);
 }
-TEST(ReportGoldenTest, Dual5000Text) {
-  ExpectGolden("dual-5000.txt", Trace("nested-svm-6.1/dual-5000/trace.dat"), 0);
-}
+TEST(ReportGoldenTest, Dual5000Text) { ExpectGolden("dual-5000.txt", Trace("nested-svm-6.1/dual-5000/trace.dat"), 0); }
 
 TEST(ReportGoldenTest, Hip24JsonTotalsAndTopReasonsMatchReadme) {
   CliRun r = Exitscope("--json " + Trace("hip24-vmx/host-2vcpu-6.5.dat"));
@@ -136,7 +134,8 @@ TEST(ReportGoldenTest, Hip24JsonTotalsAndTopReasonsMatchReadme) {
       EXPECT_EQ(d["severity"], "data-loss");
     }
   EXPECT_EQ(mismatches, 11u);
-  EXPECT_EQ(by_reason["MSR_WRITE"]["count"].get<uint64_t>() - by_reason["MSR_WRITE"]["timed_count"].get<uint64_t>(), 2u);
+  EXPECT_EQ(by_reason["MSR_WRITE"]["count"].get<uint64_t>() - by_reason["MSR_WRITE"]["timed_count"].get<uint64_t>(),
+            2u);
   // Blocked is not handling: HLT (no kvm_vcpu_wakeup recorded) is all blocked, none of TOTAL.
   EXPECT_EQ(by_reason["HLT"]["total_ns"], 0);
   EXPECT_GT(by_reason["HLT"]["blocked_ns"].get<uint64_t>(), 100'000'000'000u);
@@ -168,7 +167,7 @@ TEST(ReportGoldenTest, Dual5000JsonMatchesPerfKvmStat) {
   EXPECT_EQ(r.status, 0);
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["totals"]["timed_exits"], 65367);  // perf: Total Samples:65367
-  EXPECT_EQ(j["totals"]["untimed_exits"], 1);     // the final HLT, which perf drops
+  EXPECT_EQ(j["totals"]["untimed_exits"], 1);    // the final HLT, which perf drops
   EXPECT_EQ(j["totals"]["reported"]["count"], 65368);
   EXPECT_EQ(j["totals"]["reported"]["timed_count"], 65367);
   const auto& reasons = j["groups"][0]["reasons"];

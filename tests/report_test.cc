@@ -149,8 +149,7 @@ TEST(ReportTest, WakeupsSplitHaltsIntoBlockedAndHandling) {
   EXPECT_EQ(r.totals.wakeups, 4u);
   EXPECT_EQ(r.totals.wakeups_polled, 2u);
   std::string text = RenderTextReport(r);
-  EXPECT_NE(text.find("kvm_vcpu_wakeup: 4 halts, 2 ended by polling, 2 waited, 0 spurious"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("kvm_vcpu_wakeup: 4 halts, 2 ended by polling, 2 waited, 0 spurious"), std::string::npos) << text;
   EXPECT_EQ(text.find("pair.hlt_blocked_without_wakeup"), std::string::npos);
   auto j = nlohmann::json::parse(RenderJsonReport(r));
   EXPECT_EQ(j["totals"]["vcpu_wakeups"]["polled"], 2);
@@ -283,7 +282,7 @@ TEST(ReportTest, Dual5000KernelTextMatchesPerfKvmStat) {
   for (const auto& row : r.groups[0].reasons) {
     ASSERT_TRUE(perf.count(row.name)) << row.name;
     const PerfRow& p = perf[row.name];
-    EXPECT_EQ(row.stats.count, p.samples) << row.name;  // perf's Samples are the timed exits
+    EXPECT_EQ(row.stats.count, p.samples) << row.name;                          // perf's Samples are the timed exits
     EXPECT_EQ(row.count, p.samples + (row.name == "hlt" ? 1 : 0)) << row.name;  // we count every exit
     // Times: perf.data and this text are separate sinks, each reading the clock when its own
     // callback runs (the text instance even has its own trace clock, at microsecond resolution).
@@ -307,8 +306,7 @@ TEST(ReportTest, Dual5000KernelTextMatchesPerfKvmStat) {
     if (e.kind != EventKind::kExit) continue;
     if (e.reason == 0x27) {
       ++dr7;
-      if (prev && prev2 && prev->reason == 0x60 && prev2->reason == 0x27 && prev->rip == e.rip &&
-          prev2->rip == e.rip)
+      if (prev && prev2 && prev->reason == 0x60 && prev2->reason == 0x27 && prev->rip == e.rip && prev2->rip == e.rip)
         ++dr7_repeated;
     }
     prev2 = prev;

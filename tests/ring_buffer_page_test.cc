@@ -19,8 +19,8 @@ using testing::FromXxd;
 
 std::map<uint16_t, std::string> EventNamesById() {
   std::map<uint16_t, std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(EXITSCOPE_SHARED_DIR) +
-                                                           "/traces/nested-svm-6.1/formats")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/formats")) {
     std::ifstream in(e.path());
     std::string name, line;
     while (std::getline(in, line)) {
@@ -93,14 +93,13 @@ uint32_t Hdr(uint32_t type_len, uint32_t delta) { return type_len | delta << 5; 
 
 TEST(RingBufferPage, ExtendsStampsPaddingAndLargeRecords) {
   auto page = Page(1000, 0,
-                   {Hdr(1, 5), 0xaaaa,                       // data, 4 bytes, ts 1005
-                    Hdr(kTypeTimeExtend, 3), 2,              // +((2<<27)+3)
-                    Hdr(2, 1), 0xb, 0xc,                     // ts 1005+(2<<27)+3+1
-                    Hdr(kTypePadding, 7), 8, 0xdead,         // discarded record: array[0] counts itself, +7
-                    Hdr(0, 2), 4 + 6, 0x11, 0x22,            // large record of 6 bytes (+2)
-                    Hdr(kTypeTimeStamp, 9), 1,               // absolute (1<<27)+9
-                    Hdr(1, 1), 0x33,
-                    Hdr(kTypePadding, 0)});                  // rest of page empty
+                   {Hdr(1, 5), 0xaaaa,                        // data, 4 bytes, ts 1005
+                    Hdr(kTypeTimeExtend, 3), 2,               // +((2<<27)+3)
+                    Hdr(2, 1), 0xb, 0xc,                      // ts 1005+(2<<27)+3+1
+                    Hdr(kTypePadding, 7), 8, 0xdead,          // discarded record: array[0] counts itself, +7
+                    Hdr(0, 2), 4 + 6, 0x11, 0x22,             // large record of 6 bytes (+2)
+                    Hdr(kTypeTimeStamp, 9), 1,                // absolute (1<<27)+9
+                    Hdr(1, 1), 0x33, Hdr(kTypePadding, 0)});  // rest of page empty
   PageWalker w;
   RingBufferStats stats;
   uint64_t missed;
@@ -109,8 +108,7 @@ TEST(RingBufferPage, ExtendsStampsPaddingAndLargeRecords) {
   std::vector<std::pair<uint64_t, size_t>> got;
   while (w.Next(&r)) got.emplace_back(r.ts, r.payload.size());
   uint64_t t2 = 1005 + (2ull << 27) + 3 + 1;
-  std::vector<std::pair<uint64_t, size_t>> want = {
-      {1005, 4}, {t2, 8}, {t2 + 7 + 2, 6}, {(1ull << 27) + 9 + 1, 4}};
+  std::vector<std::pair<uint64_t, size_t>> want = {{1005, 4}, {t2, 8}, {t2 + 7 + 2, 6}, {(1ull << 27) + 9 + 1, 4}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(stats.truncated_pages + stats.bad_lengths, 0u);
 }
@@ -149,7 +147,8 @@ TEST(RingBufferPage, BadLengthsStayInBounds) {
   uint64_t commit = 100000;
   std::memcpy(over.data() + 8, &commit, 8);
   w.Begin(over, PageLayout{}, &stats, &missed);
-  while (w.Next(&r)) {}
+  while (w.Next(&r)) {
+  }
   EXPECT_GE(stats.truncated_pages, 3u);
   // A page shorter than its header.
   std::vector<uint8_t> tiny(10, 0);

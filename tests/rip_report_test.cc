@@ -97,14 +97,14 @@ TEST(RipReport, ShiftedSystemMapIsSlidBackByExitSites) {
   {
     std::ofstream m(map);
     m << "ffffffff81000000 T _text\n"
-      << "ffffffff81032500 T default_idle\n"        // HLT at 0xffffffff9703252f - 0x16000000
+      << "ffffffff81032500 T default_idle\n"  // HLT at 0xffffffff9703252f - 0x16000000
       << "ffffffff81032580 t after_idle\n"
-      << "ffffffff800db900 T native_write_msr\n"    // not at the slide: must not vote for it
+      << "ffffffff800db900 T native_write_msr\n"  // not at the slide: must not vote for it
       << "ffffffff800db980 t other\n";
   }
   int rc = 0;
-  auto j = nlohmann::json::parse(Report("--by rip --json --reason HLT --guest-system-map " + map + " " + t, &rc), nullptr,
-                                 false);
+  auto j = nlohmann::json::parse(Report("--by rip --json --reason HLT --guest-system-map " + map + " " + t, &rc),
+                                 nullptr, false);
   std::filesystem::remove(map);
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["kaslr_slide"], 0x16000000);

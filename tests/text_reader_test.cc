@@ -155,7 +155,8 @@ TEST(TextReader, TruncatedPerfDataIsARefusalWithHintNotACrash) {
 // flagged reason as "UNKNOWN (<decimal>)". A failed entry must not read as a normal exit.
 TEST(TextReader, VmxExitReasonFlagsAreKept) {
   const std::string kernel = TempPath("flags-kernel.txt");
-  ASSERT_TRUE(testing::WriteFile(kernel,
+  ASSERT_TRUE(testing::WriteFile(
+      kernel,
       "qemu-7003 [002] d..1. 5.000000001: kvm_exit: vcpu 0 reason HLT rip 0x1000 info1 0x0000000000000000 "
       "info2 0x0000000000000000 intr_info 0x00000000 error_code 0x00000000\n"
       "qemu-7003 [002] d..1. 5.000000002: kvm_exit: vcpu 0 reason INVALID_STATE FAILED_VMENTRY rip 0x1000 "
@@ -171,7 +172,8 @@ TEST(TextReader, VmxExitReasonFlagsAreKept) {
   const std::string plugin = TempPath("flags-plugin.txt");
   // 2147483681 = 0x80000021: INVALID_STATE (33) | FAILED_VMENTRY, as plugin_kvm.c prints it. The
   // first line alone tells the ISA (a known VMX basic reason under the flag).
-  ASSERT_TRUE(testing::WriteFile(plugin,
+  ASSERT_TRUE(testing::WriteFile(
+      plugin,
       "qemu-7003 [002]  5.000000001: kvm_exit:             reason UNKNOWN (2147483681) rip 0x1000 info 0 0\n"
       "qemu-7003 [002]  5.000000002: kvm_exit:             reason HLT rip 0x1000 info 0 0\n"));
   TextRun p = ReadAll(plugin);

@@ -15,8 +15,7 @@ namespace exitscope {
 namespace {
 
 TEST(TopAggregator, RealTraceOneIntervalMatchesPerfKvmStat) {
-  auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) +
-                                "/traces/nested-svm-6.1/kvmprobe-200.trace.dat");
+  auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat");
   ASSERT_TRUE(src.ok()) << src.error().message;
   TopAggregator agg;
   Diagnostics diag;
@@ -56,8 +55,7 @@ TEST(TopAggregator, RealTraceOneIntervalMatchesPerfKvmStat) {
 }
 
 TEST(TopAggregator, ReasonFilterKeepsOnlyThatReason) {
-  auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) +
-                                "/traces/nested-svm-6.1/kvmprobe-200.trace.dat");
+  auto src = OpenKvmEventSource(std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat");
   ASSERT_TRUE(src.ok());
   TopAggregator agg("hlt");
   Diagnostics diag;

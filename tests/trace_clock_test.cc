@@ -83,9 +83,8 @@ class RewrittenClockTest : public ::testing::Test {
     m.clock = clock;
     m.trace_clock = "local global counter uptime perf mono mono_raw boot tai x86-tsc [" + clock + "]";
     m.extra_options = std::move(options);
-    std::string path = (std::filesystem::temp_directory_path() /
-                        ("exitscope-clock-" + std::to_string(::getpid()) + "-" + std::to_string(written_.size()) +
-                         ".dat"))
+    std::string path = (std::filesystem::temp_directory_path() / ("exitscope-clock-" + std::to_string(::getpid()) +
+                                                                  "-" + std::to_string(written_.size()) + ".dat"))
                            .string();
     auto w = TraceDatWriter::Create(path, m);
     EXPECT_TRUE(w.ok());
@@ -253,9 +252,10 @@ TEST(TraceClocks, RealTracesStayInNs) {
 // trace-cmd converts to v6, which keeps the clock after the flyrecord CPU table.
 TEST(TraceClocks, V6ClockTextIsRead) {
   if (testing::RunCommand("command -v trace-cmd >/dev/null").status != 0) GTEST_SKIP() << "no trace-cmd";
-  std::string v6 = (std::filesystem::temp_directory_path() / ("exitscope-v6-" + std::to_string(::getpid()) + ".dat")).string();
-  auto conv = testing::RunCommand("trace-cmd convert --file-version 6 -i '" + kProbe + "' -o '" +
-                                  v6 + "' >/dev/null 2>&1");
+  std::string v6 =
+      (std::filesystem::temp_directory_path() / ("exitscope-v6-" + std::to_string(::getpid()) + ".dat")).string();
+  auto conv =
+      testing::RunCommand("trace-cmd convert --file-version 6 -i '" + kProbe + "' -o '" + v6 + "' >/dev/null 2>&1");
   if (conv.status != 0) GTEST_SKIP() << "trace-cmd convert failed";
   json doc = ReportJson(v6);
   std::filesystem::remove(v6);
@@ -273,7 +273,8 @@ TEST(TraceClocks, IntegerTextTimestampsAreRawUntilTscKhz) {
   std::string text = testing::ReadFile(orig);
   std::string raw = std::regex_replace(text, std::regex("\\] +([0-9]+)\\.([0-9]{6}):"), "] $1$2:");
   ASSERT_NE(raw, text);
-  std::string path = (std::filesystem::temp_directory_path() / ("exitscope-raw-" + std::to_string(::getpid()) + ".txt")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("exitscope-raw-" + std::to_string(::getpid()) + ".txt")).string();
   ASSERT_TRUE(testing::WriteFile(path, raw));
   json want = ReportJson(orig), unknown = ReportJson(path), khz = ReportJson("--tsc-khz 1000 " + path);
   std::filesystem::remove(path);
@@ -295,8 +296,10 @@ TEST(TraceClocks, MixedTextTimestampFormsAreCountedNotMixed) {
   for (int i = 0; i < 1000 && cut != std::string::npos; ++i) cut = text.find('\n', cut + 1);
   ASSERT_NE(cut, std::string::npos);
   std::string tail = text.substr(cut);
-  std::string mixed = text.substr(0, cut) + std::regex_replace(tail, std::regex("\\] +([0-9]+)\\.([0-9]{6}):"), "] $1$2:");
-  std::string path = (std::filesystem::temp_directory_path() / ("exitscope-mixed-" + std::to_string(::getpid()) + ".txt")).string();
+  std::string mixed =
+      text.substr(0, cut) + std::regex_replace(tail, std::regex("\\] +([0-9]+)\\.([0-9]{6}):"), "] $1$2:");
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("exitscope-mixed-" + std::to_string(::getpid()) + ".txt")).string();
   ASSERT_TRUE(testing::WriteFile(path, mixed));
   auto r = Cli("report --json " + path);
   std::filesystem::remove(path);

@@ -27,8 +27,11 @@ std::vector<std::string> ReadLines(const std::string& path) {
   int n;
   while ((n = gzread(f, buf, sizeof buf)) > 0) {
     for (int i = 0; i < n; ++i) {
-      if (buf[i] == '\n') { lines.push_back(std::move(cur)); cur.clear(); }
-      else cur.push_back(buf[i]);
+      if (buf[i] == '\n') {
+        lines.push_back(std::move(cur));
+        cur.clear();
+      } else
+        cur.push_back(buf[i]);
     }
   }
   gzclose(f);
@@ -51,7 +54,10 @@ std::vector<std::string> Tokens(std::string_view s) {
 }
 
 uint64_t Num(std::string s, int base) {
-  if (s.starts_with("0x")) { s = s.substr(2); base = 16; }
+  if (s.starts_with("0x")) {
+    s = s.substr(2);
+    base = 16;
+  }
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   EXPECT_TRUE(ec == std::errc() && p == s.data() + s.size()) << "not a number: " << s;
@@ -69,7 +75,10 @@ std::map<std::string, uint64_t> Expected(std::string_view event, const std::vect
   std::map<std::string, uint64_t> e;
   auto key_value = [&](std::string_view key, const char* field, int base) {
     for (size_t i = 0; i + 1 < t.size(); ++i) {
-      if (t[i] == key) { e[field] = Num(t[i + 1], base); return; }
+      if (t[i] == key) {
+        e[field] = Num(t[i + 1], base);
+        return;
+      }
     }
     ADD_FAILURE() << event << ": no '" << key << "' in trace-cmd text";
   };
@@ -80,13 +89,20 @@ std::map<std::string, uint64_t> Expected(std::string_view event, const std::vect
     e["info1"] = Num(t.at(5), 16);
     e["info2"] = Num(t.at(6), 16);
   } else if (event == "kvm_entry") {
-    key_value("vcpu", "vcpu_id", 10); key_value("rip", "rip", 16);
+    key_value("vcpu", "vcpu_id", 10);
+    key_value("rip", "rip", 16);
   } else if (event == "kvm_page_fault") {
-    key_value("vcpu", "vcpu_id", 10); key_value("rip", "guest_rip", 16);
-    key_value("address", "fault_address", 16); key_value("error_code", "error_code", 16);
+    key_value("vcpu", "vcpu_id", 10);
+    key_value("rip", "guest_rip", 16);
+    key_value("address", "fault_address", 16);
+    key_value("error_code", "error_code", 16);
   } else if (event == "kvm_cpuid") {
-    key_value("func", "function", 16); key_value("idx", "index", 16); key_value("rax", "rax", 16);
-    key_value("rbx", "rbx", 16); key_value("rcx", "rcx", 16); key_value("rdx", "rdx", 16);
+    key_value("func", "function", 16);
+    key_value("idx", "index", 16);
+    key_value("rax", "rax", 16);
+    key_value("rbx", "rbx", 16);
+    key_value("rcx", "rcx", 16);
+    key_value("rdx", "rdx", 16);
     e["found"] = t.back() == "found";
   } else if (event == "kvm_emulate_insn") {
     e["csbase"] = Num(t.at(0), 16);
@@ -95,7 +111,9 @@ std::map<std::string, uint64_t> Expected(std::string_view event, const std::vect
     for (size_t i = 2; i < t.size(); ++i) e["insn[" + std::to_string(i - 2) + "]"] = Num(t[i], 16);
   } else if (event == "kvm_pio") {
     e["rw"] = t.at(0) == "pio_write";
-    key_value("at", "port", 16); key_value("size", "size", 10); key_value("count", "count", 10);
+    key_value("at", "port", 16);
+    key_value("size", "size", 10);
+    key_value("count", "count", 10);
     key_value("val", "val", 16);
   } else if (event == "kvm_userspace_exit") {
     e["reason"] = Num(t.at(2), 10);
@@ -106,28 +124,39 @@ std::map<std::string, uint64_t> Expected(std::string_view event, const std::vect
   } else if (event == "kvm_mmio") {
     static const std::map<std::string, uint64_t> kTypes = {{"unsatisfied-read", 0}, {"read", 1}, {"write", 2}};
     e["type"] = kTypes.at(t.at(1));
-    key_value("len", "len", 10); key_value("gpa", "gpa", 16); key_value("val", "val", 16);
+    key_value("len", "len", 10);
+    key_value("gpa", "gpa", 16);
+    key_value("val", "val", 16);
   } else if (event == "kvm_hypercall") {
-    key_value("nr", "nr", 16); key_value("a0", "a0", 16); key_value("a1", "a1", 16);
-    key_value("a2", "a2", 16); key_value("a3", "a3", 16);
+    key_value("nr", "nr", 16);
+    key_value("a0", "a0", 16);
+    key_value("a1", "a1", 16);
+    key_value("a2", "a2", 16);
+    key_value("a3", "a3", 16);
   } else if (event == "kvm_fpu") {
     e["load"] = t.at(0) == "load";
   } else if (event == "kvm_write_tsc_offset") {
-    key_value("vcpu", "vcpu_id", 10); key_value("prev", "previous_tsc_offset", 10);
+    key_value("vcpu", "vcpu_id", 10);
+    key_value("prev", "previous_tsc_offset", 10);
     key_value("next", "next_tsc_offset", 10);
   } else if (event == "vcpu_match_mmio") {
-    key_value("gva", "gva", 16); key_value("gpa", "gpa", 16);
+    key_value("gva", "gva", 16);
+    key_value("gpa", "gpa", 16);
     e["write"] = t.at(4) == "Write";
     e["gpa_match"] = t.at(5) == "GPA";
   } else if (event == "kvm_update_master_clock") {
-    key_value("masterclock", "use_master_clock", 10); key_value("hostclock", "host_clock", 16);
+    key_value("masterclock", "use_master_clock", 10);
+    key_value("hostclock", "host_clock", 16);
     key_value("offsetmatched", "offset_matched", 10);
   } else if (event == "kvm_apicv_inhibit_changed") {
     e["set"] = t.at(0) == "set";
-    key_value("reason", "reason", 10); key_value("inhibits", "inhibits", 16);
+    key_value("reason", "reason", 10);
+    key_value("inhibits", "inhibits", 16);
   } else if (event == "kvm_track_tsc") {
-    key_value("vcpu_id", "vcpu_id", 10); key_value("masterclock", "use_master_clock", 10);
-    key_value("offsetmatched", "nr_vcpus_matched_tsc", 10); key_value("nr_online", "online_vcpus", 10);
+    key_value("vcpu_id", "vcpu_id", 10);
+    key_value("masterclock", "use_master_clock", 10);
+    key_value("offsetmatched", "nr_vcpus_matched_tsc", 10);
+    key_value("nr_online", "online_vcpus", 10);
     key_value("hostclock", "host_clock", 16);
   } else {
     ADD_FAILURE() << "no parser for trace-cmd's rendering of " << event;

@@ -135,7 +135,8 @@ class BadInput : public ::testing::Test {
     auto src = OpenRawEventSource(path);
     if (!src.ok()) return src.error();
     RawEvent ev;
-    while ((*src)->Next(&ev, nullptr)) {}
+    while ((*src)->Next(&ev, nullptr)) {
+    }
     if (diag) diag->Merge((*src)->diagnostics());
     return std::nullopt;
   }

@@ -64,9 +64,9 @@ Read ReadAllBatches(KvmEventSource& src) {
 
 bool SameEvent(const KvmEvent& a, const KvmEvent& b) {
   return a.ts_ns == b.ts_ns && a.cpu == b.cpu && a.tid == b.tid && a.kind == b.kind && a.isa == b.isa &&
-         a.write == b.write && a.vcpu_id == b.vcpu_id && a.reason == b.reason && a.size == b.size &&
-         a.rip == b.rip && a.info1 == b.info1 && a.info2 == b.info2 && a.intr_info == b.intr_info &&
-         a.error_code == b.error_code && a.count == b.count && a.aux == b.aux;
+         a.write == b.write && a.vcpu_id == b.vcpu_id && a.reason == b.reason && a.size == b.size && a.rip == b.rip &&
+         a.info1 == b.info1 && a.info2 == b.info2 && a.intr_info == b.intr_info && a.error_code == b.error_code &&
+         a.count == b.count && a.aux == b.aux;
 }
 
 void ExpectSame(const Read& seq, const Read& par, const std::string& what) {
@@ -101,8 +101,8 @@ class SlicedReaderTest : public ::testing::Test {
   static std::string Uncompressed(const std::string& in, const std::string& name, int version) {
     std::string out = (dir_ / (name + ".v" + std::to_string(version) + ".dat")).string();
     if (fs::exists(out)) return out;
-    std::string cmd = "trace-cmd convert -i '" + in + "' -o '" + out + "' --file-version " +
-                      std::to_string(version) + (version == 7 ? " --compression none" : "") + " >/dev/null 2>&1";
+    std::string cmd = "trace-cmd convert -i '" + in + "' -o '" + out + "' --file-version " + std::to_string(version) +
+                      (version == 7 ? " --compression none" : "") + " >/dev/null 2>&1";
     auto r = RunCommand(cmd);
     EXPECT_EQ(r.status, 0) << cmd << " (trace-cmd comes from scripts/install-deps.sh)";
     return out;
@@ -226,7 +226,6 @@ TEST_F(SlicedReaderTest, DamagedPagesGiveTheSequentialResultOrAreFlagged) {
   // Most damage lands in record bytes that do not move time; some must hit stamps and be flagged.
   EXPECT_GT(flagged, 0);
   EXPECT_LT(flagged, 60);
-
 }
 
 // Sets the common_type of every data record of one ring-buffer page (x86-64 layout: 8-byte stamp,
@@ -340,7 +339,8 @@ TEST_F(SlicedReaderTest, LossMarkersCrossPagesWithoutRecords) {
       Read par = batches ? ReadAllBatches(**par_src) : ReadAll(**par_src);
       bool again = ReadsAgainSequentially((*par_src)->diagnostics());
       any_again |= again;
-      if (!again) ExpectSame(seq, par, "run of " + std::to_string(run) + (batches ? " empty pages, by batch" : " empty pages"));
+      if (!again)
+        ExpectSame(seq, par, "run of " + std::to_string(run) + (batches ? " empty pages, by batch" : " empty pages"));
     }
     EXPECT_EQ(any_again, run > 64) << "run of " << run << " empty pages";
   }

@@ -25,8 +25,7 @@
 namespace exitscope {
 namespace {
 
-const std::string kTrace =
-    std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
+const std::string kTrace = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
 
 using testing::ReadFile;
 
@@ -37,9 +36,8 @@ std::string RunShell(const std::string& cmd) { return testing::ReadCommand(cmd);
 
 class TraceDatWriterTest : public ::testing::Test {
  protected:
-  std::string out_ = (std::filesystem::temp_directory_path() /
-                      ("exitscope-writer-" + std::to_string(::getpid()) + ".dat"))
-                         .string();
+  std::string out_ =
+      (std::filesystem::temp_directory_path() / ("exitscope-writer-" + std::to_string(::getpid()) + ".dat")).string();
   void TearDown() override { std::filesystem::remove(out_); }
 };
 
@@ -73,8 +71,7 @@ TEST_F(TraceDatWriterTest, RewrittenRealPagesReportIdenticallyWithTraceCmd) {
   ASSERT_GT(want.size(), 100000u);
   EXPECT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want) << "first difference at byte "
-                           << std::mismatch(got.begin(), got.end(), want.begin(), want.end()).first -
-                                  got.begin();
+                           << std::mismatch(got.begin(), got.end(), want.begin(), want.end()).first - got.begin();
   // The re-written file must round-trip through our own extractor too.
   Extracted back = Extract(ReadFile(out_));
   EXPECT_EQ(back.cpu_pages, x.cpu_pages);

@@ -26,19 +26,18 @@ TEST(VmGrouperTest, GuestOptionNamesTheVmWithItsVcpuMap) {
   EXPECT_EQ(g.GuestVcpu(60251), 1);
   EXPECT_EQ(g.Label(60250, {60250, 60251}),
             "Salamander4 (trace-cmd GUEST option: vCPU 0 → tid 60250, vCPU 1 → tid 60251)");
-  EXPECT_EQ(g.Label(483882, {483882}),
-            "unnamed guest (trace-cmd GUEST option, no name recorded: vCPU 0 → tid 483882)");
+  EXPECT_EQ(g.Label(483882, {483882}), "unnamed guest (trace-cmd GUEST option, no name recorded: vCPU 0 → tid 483882)");
 }
 
 TEST(VmGrouperTest, QemuVcpuThreadsWithConsecutiveTidsAreOneVm) {
   TraceMeta meta;
-  meta.comm_by_tid = {{453724, "CPU 0/KVM"}, {453725, "CPU 1/KVM"}, {500, "CPU 0/KVM"},
-                      {52679, "qemu-system-x86"}, {9, "CPU x/KVM"}};
+  meta.comm_by_tid = {
+      {453724, "CPU 0/KVM"}, {453725, "CPU 1/KVM"}, {500, "CPU 0/KVM"}, {52679, "qemu-system-x86"}, {9, "CPU x/KVM"}};
   VmGrouper g(meta);
   EXPECT_EQ(g.VmId(453724), 453724);
   EXPECT_EQ(g.VmId(453725), 453724);
-  EXPECT_EQ(g.VmId(500), 500);       // another VM's vCPU 0
-  EXPECT_EQ(g.VmId(52679), 52679);   // not a vCPU thread name: on its own
+  EXPECT_EQ(g.VmId(500), 500);      // another VM's vCPU 0
+  EXPECT_EQ(g.VmId(52679), 52679);  // not a vCPU thread name: on its own
   EXPECT_EQ(g.VmId(9), 9);
   EXPECT_EQ(g.Label(453724, {453724, 453725}),
             "QEMU (process not recorded; vCPU threads grouped by name and consecutive tids: "

@@ -122,8 +122,8 @@ TEST(VmIdentity, VcpuIndexByExactThreadName) {
   EXPECT_EQ(VcpuIndexFromThreadName("fc_vcpu 1"), 1);
   EXPECT_EQ(VcpuIndexFromThreadName("vcpu7"), 7);
   EXPECT_EQ(VcpuIndexFromThreadName("crosvm_vcpu2"), 2);
-  for (const char* no : {"CPU 3/KV", "CPU -1/KVM", "CPU /KVM", "vcpu", "vcpu 1", "vcpu1x", "fc_vcpu1",
-                         "xcrosvm_vcpu1", "IO mon_iothread", "qemu-system-x86", "CPU 1/KVM "}) {
+  for (const char* no : {"CPU 3/KV", "CPU -1/KVM", "CPU /KVM", "vcpu", "vcpu 1", "vcpu1x", "fc_vcpu1", "xcrosvm_vcpu1",
+                         "IO mon_iothread", "qemu-system-x86", "CPU 1/KVM "}) {
     EXPECT_FALSE(VcpuIndexFromThreadName(no).has_value()) << no;
   }
 }
@@ -138,13 +138,12 @@ TEST(VmIdentity, DirectoryNamesEveryVmOfTheFakeHost) {
     int pid;
     int vcpu;
   };
-  for (const Want& w : {Want{4250, "web01", "qemu", 4242, 0}, Want{4251, "web01", "qemu", 4242, 1},
-                        Want{5105, "db,primary", "qemu", 5100, 0},
-                        Want{6204, "551e7604-e35c-42b3-b825-416853441234", "firecracker", 6200, 1},
-                        Want{7311, "4771496ec1508dd345556a2bd4765de6b3b07996de9fb53166fcad1c814743bc",
-                             "cloud-hypervisor", 7300, 1},
-                        Want{7405, "edge-7", "cloud-hypervisor", 7400, 0},
-                        Want{8412, "vm3", "crosvm", 8400, 2}}) {
+  for (const Want& w :
+       {Want{4250, "web01", "qemu", 4242, 0}, Want{4251, "web01", "qemu", 4242, 1},
+        Want{5105, "db,primary", "qemu", 5100, 0},
+        Want{6204, "551e7604-e35c-42b3-b825-416853441234", "firecracker", 6200, 1},
+        Want{7311, "4771496ec1508dd345556a2bd4765de6b3b07996de9fb53166fcad1c814743bc", "cloud-hypervisor", 7300, 1},
+        Want{7405, "edge-7", "cloud-hypervisor", 7400, 0}, Want{8412, "vm3", "crosvm", 8400, 2}}) {
     const LiveVm& vm = dir.VmOf(w.tid);
     EXPECT_EQ(vm.domain, w.domain) << w.tid;
     EXPECT_EQ(vm.identity.vmm, w.vmm) << w.tid;

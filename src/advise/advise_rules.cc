@@ -19,13 +19,13 @@ using namespace rules;  // NOLINT: the rule table is written in the support voca
 
 // ---- kernel ABI numbers the rules key on -------------------------------------------------------
 // arch/x86/include/asm/msr-index.h
-constexpr uint32_t kMsrTscDeadline = 0x6e0;        // MSR_IA32_TSC_DEADLINE
-constexpr uint32_t kMsrX2apicIcr = 0x830;          // APIC_BASE_MSR (0x800) + (APIC_ICR 0x300 >> 4)
-constexpr uint32_t kMsrX2apicTmict = 0x838;        // 0x800 + (APIC_TMICT 0x380 >> 4)
+constexpr uint32_t kMsrTscDeadline = 0x6e0;  // MSR_IA32_TSC_DEADLINE
+constexpr uint32_t kMsrX2apicIcr = 0x830;    // APIC_BASE_MSR (0x800) + (APIC_ICR 0x300 >> 4)
+constexpr uint32_t kMsrX2apicTmict = 0x838;  // 0x800 + (APIC_TMICT 0x380 >> 4)
 // arch/x86/include/asm/apicdef.h register offsets (VMX APIC_WRITE exit qualification, kvm_apic reg)
 constexpr uint32_t kApicIcr = 0x300;
 constexpr uint32_t kApicTmict = 0x380;
-constexpr uint32_t kApicOffsetMask = 0xfff;        // vmx.c handle_apic_write: exit_qual & 0xfff
+constexpr uint32_t kApicOffsetMask = 0xfff;  // vmx.c handle_apic_write: exit_qual & 0xfff
 // VMX MOV-DR exit qualification (SDM vol. 3 Table 28-4; vmx.c handle_dr DEBUG_REG_ACCESS_*): bits 2:0
 // the register, bit 4 set for MOV from DR.
 constexpr uint64_t kVmxDrQualRegMask = 0x7;
@@ -48,10 +48,7 @@ constexpr double kHaltMinShortShare = 0.3;     // short sleeps among HLT exits w
 constexpr uint64_t kPreemptedExitNs = 500000;  // an in-kernel exit this long means the host ran others
 constexpr double kExtIntPerVcpuPerSec = 1000;  // host interrupts per second on one vCPU thread: "not isolated"
 
-
-uint32_t ApicWriteOffset(const AdvisedExit& e) {
-  return static_cast<uint32_t>(e.info1) & kApicOffsetMask;
-}
+uint32_t ApicWriteOffset(const AdvisedExit& e) { return static_cast<uint32_t>(e.info1) & kApicOffsetMask; }
 
 // ---- dr-burst --------------------------------------------------------------------------------------
 // SVM traces each register as its own reason (read_dr0..15 / write_dr0..15, svm.h SVM_EXIT_READ_DR0 +
@@ -79,8 +76,10 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   uint64_t repeats = m.size() - bursts.size();  // every exit after its burst's first
   if (m.empty() || repeats < kDrMinRepeatShare * m.size()) {
     pr.flagged = false;
-    pr.why_not = fmt::format("{} DR exits in {} bursts: one exit per burst, KVM already switches debug registers "
-                             "lazily", m.size(), bursts.size());
+    pr.why_not = fmt::format(
+        "{} DR exits in {} bursts: one exit per burst, KVM already switches debug registers "
+        "lazily",
+        m.size(), bursts.size());
     return pr;
   }
   // With lazy switching the first access of a burst still exits (and reloads the registers); the rest
@@ -109,14 +108,17 @@ std::vector<EvidenceItem> EvidenceDr(const MatchedExits& m, const ExitProfile& p
   ev.push_back({"bursts", fmt::format("{} (mean {:.1f} exits, longest {})", bursts.size(),
                                       bursts.empty() ? 0.0 : double(m.size()) / bursts.size(), longest)});
   ev.push_back({"burst lengths", BurstLengths(bursts)});
-  ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
-                  if (e.isa == Isa::kVmx) {
-                    return fmt::format("{} DR{}", e.info1 & kVmxDrQualFromDr ? "read" : "write",
-                                       e.info1 & kVmxDrQualRegMask);
-                  }
-                  uint32_t n = e.reason - kSvmReadDr0;
-                  return fmt::format("{} DR{}", n < kSvmDrCount ? "read" : "write", n % kSvmDrCount);
-                }, 6)});
+  ev.push_back({"registers", TopBy(
+                                 m,
+                                 [](const AdvisedExit& e) {
+                                   if (e.isa == Isa::kVmx) {
+                                     return fmt::format("{} DR{}", e.info1 & kVmxDrQualFromDr ? "read" : "write",
+                                                        e.info1 & kVmxDrQualRegMask);
+                                   }
+                                   uint32_t n = e.reason - kSvmReadDr0;
+                                   return fmt::format("{} DR{}", n < kSvmDrCount ? "read" : "write", n % kSvmDrCount);
+                                 },
+                                 6)});
   return ev;
 }
 
@@ -151,18 +153,22 @@ Pricing PriceTimer(const MatchedExits& m, const ExitProfile& p) {
   }
   uint64_t deadline = m.size() - tmict.size();
   if (tmict.empty()) {
-    return Unpriced(fmt::format("{} TSC_DEADLINE writes, already on KVM's fast path: the exits stay; only "
-                                "fewer reprograms in the guest save, which the trace cannot count", deadline));
+    return Unpriced(
+        fmt::format("{} TSC_DEADLINE writes, already on KVM's fast path: the exits stay; only "
+                    "fewer reprograms in the guest save, which the trace cannot count",
+                    deadline));
   }
-  if (!TimedCount(tmict)) return Unpriced(fmt::format("{} TMICT writes would stay exits on the fast path; {}",
-                                                      tmict.size(), kNoTimes));
+  if (!TimedCount(tmict))
+    return Unpriced(fmt::format("{} TMICT writes would stay exits on the fast path; {}", tmict.size(), kNoTimes));
   uint64_t median = MedianHandlingNs(tmict), fast = FastPathNs(p);
   Pricing pr;
   pr.saving_ns = tmict.size() * (median > fast ? median - fast : 0);
-  pr.how = fmt::format("{} TMICT writes stay exits in TSC-deadline mode, on the fast path: each saves its median "
-                       "{} minus a fast-path exit {} (the trace's quickest exits, {:.0f}th percentile of timed "
-                       "non-HLT exits){}", tmict.size(), FormatDuration(median), FormatDuration(fast), kFastPathQuantile * 100,
-                       deadline ? fmt::format("; {} TSC_DEADLINE writes already take it, not priced", deadline) : "");
+  pr.how = fmt::format(
+      "{} TMICT writes stay exits in TSC-deadline mode, on the fast path: each saves its median "
+      "{} minus a fast-path exit {} (the trace's quickest exits, {:.0f}th percentile of timed "
+      "non-HLT exits){}",
+      tmict.size(), FormatDuration(median), FormatDuration(fast), kFastPathQuantile * 100,
+      deadline ? fmt::format("; {} TSC_DEADLINE writes already take it, not priced", deadline) : "");
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -189,7 +195,8 @@ std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& 
   if (auto [after, hlts] = HltsAfter(m, p); unnamed && hlts && after * 2 >= hlts) {
     ev.push_back({"HLTs right after one of these", fmt::format("{} of {}: the guest's idle path re-arming its timer "
                                                                "before halting (TSC_DEADLINE with nohz) looks like "
-                                                               "this; record kvm_msr to name the MSR", after, hlts)});
+                                                               "this; record kvm_msr to name the MSR",
+                                                               after, hlts)});
   }
   ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
                   if (e.has_msr) return MsrLabel(e.msr);
@@ -228,8 +235,10 @@ Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
   }
   Pricing pr;
   pr.saving_ns = m.size() * MedianHandlingNs(m);
-  pr.how = fmt::format("every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
-                       "each of {} bursts into one hypercall", m.size(), FormatDuration(MedianHandlingNs(m)), bursts.size());
+  pr.how = fmt::format(
+      "every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
+      "each of {} bursts into one hypercall",
+      m.size(), FormatDuration(MedianHandlingNs(m)), bursts.size());
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -249,7 +258,7 @@ std::vector<EvidenceItem> EvidenceApic(const MatchedExits& m, const ExitProfile&
   auto ev = CountTime(m, p);
   ev.push_back({"APIC registers", TopBy(m, [](const AdvisedExit& e) {
                   static const std::map<uint32_t, std::string_view> kRegs = {
-                      {0x80, "TPR"}, {0xb0, "EOI"}, {0xd0, "LDR"}, {0xf0, "SVR"}, {0x280, "ESR"},
+                      {0x80, "TPR"},   {0xb0, "EOI"},   {0xd0, "LDR"},   {0xf0, "SVR"},  {0x280, "ESR"},
                       {0x320, "LVTT"}, {0x350, "LVT0"}, {0x360, "LVT1"}, {0x3e0, "TDCR"}};
                   auto it = kRegs.find(ApicWriteOffset(e));
                   return it != kRegs.end() ? fmt::format("{} ({:#x})", it->second, ApicWriteOffset(e))
@@ -275,8 +284,10 @@ bool MsrToVmm(const AdvisedExit& e) {
 }
 Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
   bool named = std::any_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr; });
-  std::string unnamed = named ? "" : p.Has(EventKind::kMsr) ? "; KVM did not trace these MSR indexes: see the RIPs"
-                                     : "; the trace has no kvm_msr events, so the MSR is unknown: see the RIPs";
+  std::string unnamed = named ? ""
+                        : p.Has(EventKind::kMsr)
+                            ? "; KVM did not trace these MSR indexes: see the RIPs"
+                            : "; the trace has no kvm_msr events, so the MSR is unknown: see the RIPs";
   if (!TimedCount(m)) {
     Pricing u = Unpriced(kNoTimes + unnamed);
     u.confidence = Confidence::kLow;
@@ -294,8 +305,8 @@ Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
     uint64_t cheap = CheapExitNs(p), trip = 0;
     for (const AdvisedExit* e : vmm) trip += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
     pr.saving_ns += trip;
-    pr.how = fmt::format("{}{}{} answered by the VMM: their round trip minus an in-kernel exit ({}) each",
-                         pr.how, pr.how.empty() ? "" : "; ", vmm.size(), FormatDuration(cheap));
+    pr.how = fmt::format("{}{}{} answered by the VMM: their round trip minus an in-kernel exit ({}) each", pr.how,
+                         pr.how.empty() ? "" : "; ", vmm.size(), FormatDuration(cheap));
   }
   pr.how += unnamed;
   pr.confidence = Confidence::kLow;
@@ -385,8 +396,10 @@ Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
     return pr;
   }
   pr.saving_ns = shorts * cheap;
-  pr.how = fmt::format("{} short sleeps × {} ({}: the round trip guest polling avoids); "
-                       "wake-up latency comes on top", shorts, FormatDuration(cheap), CheapExitLabel(p));
+  pr.how = fmt::format(
+      "{} short sleeps × {} ({}: the round trip guest polling avoids); "
+      "wake-up latency comes on top",
+      shorts, FormatDuration(cheap), CheapExitLabel(p));
   pr.confidence = Confidence::kMedium;
   return pr;
 }
@@ -400,8 +413,10 @@ std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& 
   auto ev = CountTime(m, p);
   HaltSleeps h = CountShortHalts(m, p);
   if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatDuration(MedianNs(h.timed_ns))});
-  std::string bound = h.bounded ? fmt::format("; of {} untimed halts, {} short by their thread's next exit (sooner "
-                                              "than that: a lower bound)", h.bounded, h.shorts - h.timed_shorts)
+  std::string bound = h.bounded ? fmt::format(
+                                      "; of {} untimed halts, {} short by their thread's next exit (sooner "
+                                      "than that: a lower bound)",
+                                      h.bounded, h.shorts - h.timed_shorts)
                                 : "";
   ev.push_back({fmt::format("halts shorter than {}", FormatDuration(kHaltPollDefaultNs)),
                 fmt::format("{} ({}){}", h.shorts, FormatPercent(m.empty() ? 0 : double(h.shorts) / m.size()), bound)});
@@ -458,10 +473,14 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
     // The trip to the VMM is part of each exit's handling: what exceeds an in-kernel exit is at most it.
     uint64_t cheap = CheapExitNs(p);
     for (const AdvisedExit* e : rep) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
-    pr.how = known ? fmt::format("each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
-                                 "exit ({})", addrs, FormatDuration(cheap))
-                   : fmt::format("each write to {} repeated address(es) or RIP(s) costs its handling minus the {} "
-                                 "({}): at most, {}", addrs, CheapExitLabel(p), FormatDuration(cheap), kUnknownTrip);
+    pr.how = known ? fmt::format(
+                         "each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
+                         "exit ({})",
+                         addrs, FormatDuration(cheap))
+                   : fmt::format(
+                         "each write to {} repeated address(es) or RIP(s) costs its handling minus the {} "
+                         "({}): at most, {}",
+                         addrs, CheapExitLabel(p), FormatDuration(cheap), kUnknownTrip);
   }
   pr.confidence = known ? Confidence::kHigh : Confidence::kLow;
   if (!known) pr.title = "repeated MMIO/PIO writes (doorbells), trips to the VMM not recorded";
@@ -518,15 +537,21 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
 // shows they stayed in the kernel.
 bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
   switch (e.exit_class) {
-    case ExitClass::kExternalInterrupt: case ExitClass::kCpuid: case ExitClass::kApicWrite:
-    case ExitClass::kApicAccess: case ExitClass::kPause: case ExitClass::kPreemptionTimer:
-    case ExitClass::kDr: case ExitClass::kRdpmc: case ExitClass::kMsrRead: case ExitClass::kMsrWrite:
-    case ExitClass::kMsr:
-      return !e.userspace;
-    case ExitClass::kIo: case ExitClass::kMmioFault: case ExitClass::kPageFault:
-      return p.VmmTripsRecorded() && !e.userspace;
-    default:
-      return false;
+    case ExitClass::kExternalInterrupt:
+    case ExitClass::kCpuid:
+    case ExitClass::kApicWrite:
+    case ExitClass::kApicAccess:
+    case ExitClass::kPause:
+    case ExitClass::kPreemptionTimer:
+    case ExitClass::kDr:
+    case ExitClass::kRdpmc:
+    case ExitClass::kMsrRead:
+    case ExitClass::kMsrWrite:
+    case ExitClass::kMsr: return !e.userspace;
+    case ExitClass::kIo:
+    case ExitClass::kMmioFault:
+    case ExitClass::kPageFault: return p.VmmTripsRecorded() && !e.userspace;
+    default: return false;
   }
 }
 bool MatchNoise(const AdvisedExit& e, const ExitProfile& p) {
@@ -557,8 +582,10 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
   bool noisy = worst.per_s >= kExtIntPerVcpuPerSec;
   if (!noisy && preempted == 0) {
     pr.flagged = false;
-    pr.why_not = fmt::format("host interrupts at most {:.1f} /s on one vCPU thread (needs {:.0f}), no in-kernel "
-                             "exit over {}", worst.per_s, kExtIntPerVcpuPerSec, FormatDuration(kPreemptedExitNs));
+    pr.why_not = fmt::format(
+        "host interrupts at most {:.1f} /s on one vCPU thread (needs {:.0f}), no in-kernel "
+        "exit over {}",
+        worst.per_s, kExtIntPerVcpuPerSec, FormatDuration(kPreemptedExitNs));
     return pr;
   }
   std::string busiest = noisy ? fmt::format("host interrupts {:.1f} /s on thread {}", worst.per_s, worst.tid) : "";
@@ -628,8 +655,10 @@ Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
   MatchedExits kernel;
   uint64_t vmm_reads = 0, vmm_writes = 0;
   for (const AdvisedExit* e : m) {
-    if (!MsrToVmm(*e)) kernel.push_back(e);
-    else (e->userspace_reason == kKvmExitX86Wrmsr ? vmm_writes : vmm_reads) += 1;
+    if (!MsrToVmm(*e))
+      kernel.push_back(e);
+    else
+      (e->userspace_reason == kKvmExitX86Wrmsr ? vmm_writes : vmm_reads) += 1;
   }
   Pricing pr;
   pr.source = PriceSource::kBench;
@@ -653,8 +682,7 @@ const Rule kRules[] = {
      "them on the next exit (kvm-unit-tests vmexit mov_dr: 3357 → 118 cycles). Bursts mean that is off: "
      "host-side hardware breakpoints on the guest (KVM_SET_GUEST_DEBUG / gdbstub), a nested hypervisor "
      "intercepting DRs, or an old host kernel.",
-     MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr,
-     BenchInKernelExit, RuleIsa::kX86},
+     MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr, BenchInKernelExit, RuleIsa::kX86},
     {"ipi", "IPIs: ICR writes exit on the sender",
      "Enable IPI virtualization (Intel IPIv: kvm_intel.enable_ipiv, AMD AVIC) or PV send-IPI "
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
@@ -669,8 +697,7 @@ const Rule kRules[] = {
     {"apic-write", "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
-     MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic,
-     BenchInKernelExit, RuleIsa::kX86},
+     MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic, BenchInKernelExit, RuleIsa::kX86},
     {"pmu", "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
@@ -696,8 +723,7 @@ const Rule kRules[] = {
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
      "TCP_RR when handled the slow way).",
-     MatchDoorbell, kMinExits, kMinShare, Removes::kVmmTrip, PriceDoorbell, EvidenceDoorbell,
-     BenchDoorbell},
+     MatchDoorbell, kMinExits, kMinShare, Removes::kVmmTrip, PriceDoorbell, EvidenceDoorbell, BenchDoorbell},
     {"host-noise", "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "
      "keep other tasks off those CPUs.",

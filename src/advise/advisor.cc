@@ -151,8 +151,8 @@ std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, ui
     ThreadState& t = threads[e.tid];
     bool is_matched = matched.count(&e) > 0;
     if (is_matched) {
-      bool joins = t.burst >= 0 && t.last && matched.count(t.last) &&
-                   e.ts_ns <= t.last->ts_ns + t.last->dur_ns + gap_ns;
+      bool joins =
+          t.burst >= 0 && t.last && matched.count(t.last) && e.ts_ns <= t.last->ts_ns + t.last->dur_ns + gap_ns;
       if (!joins) {
         t.burst = static_cast<int>(bursts.size());
         bursts.emplace_back();
@@ -194,8 +194,10 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
       a.bench_warning = "the bench ran without VMX/SVM (emulated guest): its round trips are emulator costs";
     } else if (host != Isa::kUnknown && !isas.empty() && !isas.count(host)) {
       auto name = [](Isa i) { return i == Isa::kVmx ? "an Intel VMX" : i == Isa::kSvm ? "an AMD SVM" : "an arm64"; };
-      a.bench_warning = fmt::format("the bench ran on {} host ({}), the trace on {} one: the prices come from "
-                                    "another machine", name(host), bench->vendor, name(*isas.begin()));
+      a.bench_warning = fmt::format(
+          "the bench ran on {} host ({}), the trace on {} one: the prices come from "
+          "another machine",
+          name(host), bench->vendor, name(*isas.begin()));
     }
   }
   std::map<ExitClass, Advice::ClassShare> classes;
@@ -206,8 +208,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
     c.time_ns += e.handling_ns;
   }
   for (const auto& [k, c] : classes) a.classes.push_back(c);
-  std::stable_sort(a.classes.begin(), a.classes.end(),
-                   [](const auto& x, const auto& y) { return x.exits > y.exits; });
+  std::stable_sort(a.classes.begin(), a.classes.end(), [](const auto& x, const auto& y) { return x.exits > y.exits; });
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
   const bool arm64 = isas.count(Isa::kArm64) != 0;
   const bool x86 = isas.count(Isa::kVmx) || isas.count(Isa::kSvm) || !arm64;
@@ -219,24 +220,24 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
     }
     uint64_t t = SumHandlingNs(m);
     if (m.size() < r.min_exits) {
-      a.not_flagged.push_back({std::string(r.id), m.empty() ? "no matching exits"
-                                                            : fmt::format("only {} matching exits (needs {})",
-                                                                          m.size(), r.min_exits)});
+      a.not_flagged.push_back(
+          {std::string(r.id),
+           m.empty() ? "no matching exits" : fmt::format("only {} matching exits (needs {})", m.size(), r.min_exits)});
       continue;
     }
     double count_share = profile.exits.empty() ? 0 : double(m.size()) / profile.exits.size();
     if (t / total < r.min_share && count_share < kMinCountShare) {
-      a.not_flagged.push_back({std::string(r.id), fmt::format("{} exits ({} of exits, {} of exit time: below {} / {})",
-                                                              m.size(), FormatPercent(count_share),
-                                                              FormatPercent(t / total), FormatPercent(kMinCountShare),
-                                                              FormatPercent(r.min_share))});
+      a.not_flagged.push_back(
+          {std::string(r.id),
+           fmt::format("{} exits ({} of exits, {} of exit time: below {} / {})", m.size(), FormatPercent(count_share),
+                       FormatPercent(t / total), FormatPercent(kMinCountShare), FormatPercent(r.min_share))});
       continue;
     }
     Pricing pr = r.price(m, profile);
     if (!pr.flagged) {
-      a.not_flagged.push_back({std::string(r.id), fmt::format("{} of exits, {} of exit time; {}",
-                                                              FormatPercent(count_share), FormatPercent(t / total),
-                                                              pr.why_not)});
+      a.not_flagged.push_back(
+          {std::string(r.id), fmt::format("{} of exits, {} of exit time; {}", FormatPercent(count_share),
+                                          FormatPercent(t / total), pr.why_not)});
       continue;
     }
     Finding f;
@@ -256,7 +257,8 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
         bp.how += fmt::format(" (the trace could not price it: {})", pr.how);
         pr = std::move(bp);
       } else if (bp.source == PriceSource::kBench) {
-        f.evidence.push_back({"priced from the bench instead", fmt::format("{}: {}", FormatDuration(bp.saving_ns), bp.how)});
+        f.evidence.push_back(
+            {"priced from the bench instead", fmt::format("{}: {}", FormatDuration(bp.saving_ns), bp.how)});
       }
     }
     if (profile.partial) {

@@ -33,8 +33,8 @@ struct EvidenceItem {
 
 struct RipEvidence {
   uint64_t rip = 0;
-  std::string symbol;   // func+0xoff, or hex
-  std::string space;    // "kernel" / "user"
+  std::string symbol;  // func+0xoff, or hex
+  std::string space;   // "kernel" / "user"
   uint64_t exits = 0;
   uint64_t timed_exits = 0;  // time_ns is theirs; none timed: time unknown
   uint64_t time_ns = 0;
@@ -50,29 +50,29 @@ std::string_view RemovesId(Removes r);    // for JSON: "exit", "vmm_trip", "hand
 enum class PriceSource : uint8_t { kTrace, kBench, kNone };  // kNone: unpriced, `how` says why
 
 struct Pricing {
-  uint64_t saving_ns = 0;   // handling time the fix would remove
+  uint64_t saving_ns = 0;  // handling time the fix would remove
   PriceSource source = PriceSource::kTrace;
-  std::string how;          // one line: how saving_ns was computed
+  std::string how;  // one line: how saving_ns was computed
   Confidence confidence = Confidence::kMedium;
-  bool flagged = true;      // a rule may decline after looking closer (e.g. bursts of one)
-  std::string why_not;      // when !flagged
-  std::string title;        // replaces the rule's title when the trace cannot confirm its premise
+  bool flagged = true;             // a rule may decline after looking closer (e.g. bursts of one)
+  std::string why_not;             // when !flagged
+  std::string title;               // replaces the rule's title when the trace cannot confirm its premise
   std::optional<Removes> removes;  // replaces the rule's when this trace's saving comes from elsewhere
 };
 
 struct Finding {
   std::string id, title, fix;
   Removes removes = Removes::kExit;
-  uint64_t exits = 0, time_ns = 0;   // matched exits (timed or not) and their handling time
+  uint64_t exits = 0, time_ns = 0;  // matched exits (timed or not) and their handling time
   uint64_t timed_exits = 0;
-  double share = 0;                  // of all exit time
-  double count_share = 0;            // of all exits
+  double share = 0;        // of all exit time
+  double count_share = 0;  // of all exits
   Pricing pricing;
-  double saving_share = 0;           // saving_ns / all exit time (0 when either is unknown)
+  double saving_share = 0;  // saving_ns / all exit time (0 when either is unknown)
   // Priced, but saving under kMinRankedSavingShare of exit time: listed after the ranked findings.
   bool minor = false;
   std::vector<EvidenceItem> evidence;
-  std::vector<RipEvidence> rips;     // top guest RIPs of the matched exits
+  std::vector<RipEvidence> rips;  // top guest RIPs of the matched exits
 };
 
 struct NotFlagged {
@@ -91,9 +91,9 @@ struct Rule {
   std::string_view fix;
   // Which exits the pattern is about.
   bool (*match)(const AdvisedExit& e, const ExitProfile& p);
-  uint64_t min_exits;   // fewer matched exits: not a pattern worth a line
-  double min_share;     // of total exit time; below it (and below kMinCountShare of exits) not worth doing
-  Removes removes;      // what the fix takes away
+  uint64_t min_exits;  // fewer matched exits: not a pattern worth a line
+  double min_share;    // of total exit time; below it (and below kMinCountShare of exits) not worth doing
+  Removes removes;     // what the fix takes away
   // From the trace's own times; source kNone when they cannot price it (no timed exits, …).
   Pricing (*price)(const MatchedExits& m, const ExitProfile& p);
   std::vector<EvidenceItem> (*evidence)(const MatchedExits& m, const ExitProfile& p);
@@ -114,7 +114,7 @@ inline constexpr double kMinRankedSavingShare = 0.005;
 struct Advice {
   uint64_t exits = 0, exit_time_ns = 0, span_ns = 0;
   uint64_t timed_exits = 0, blocked_ns = 0;
-  bool partial = false;                     // confidence of every finding lowered a step
+  bool partial = false;  // confidence of every finding lowered a step
   std::vector<std::string> partial_counters;
   std::string bench;                        // BenchCosts::Describe() when --bench was given
   std::string bench_warning;                // the bench ran on another kind of host
@@ -125,10 +125,10 @@ struct Advice {
     ExitClass exit_class;
     uint64_t exits = 0, time_ns = 0;
   };
-  std::vector<ClassShare> classes;          // every exit class present, most exits first
+  std::vector<ClassShare> classes;  // every exit class present, most exits first
   std::vector<Finding> findings;
   std::vector<NotFlagged> not_flagged;
-  std::string symbols;                      // GuestSymbolizer::Describe()
+  std::string symbols;  // GuestSymbolizer::Describe()
 };
 
 Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench = nullptr,
@@ -137,7 +137,7 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
 // Shared helpers for rule functions. Costs are handling times of timed exits (blocked time excluded).
 uint64_t SumHandlingNs(const MatchedExits& m);
 uint64_t TimedCount(const MatchedExits& m);
-std::string FormatPercent(double fraction);   // "12.3 %"
+std::string FormatPercent(double fraction);        // "12.3 %"
 uint64_t MedianHandlingNs(const MatchedExits& m);  // of the timed ones; 0 when none is timed
 Pricing Unpriced(std::string why);
 

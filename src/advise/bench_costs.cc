@@ -59,8 +59,7 @@ Result<BenchCosts> LoadBenchCosts(const std::string& path) {
   for (const auto& t : j["tests"]) {
     if (!t.is_object() || t.value("status", "") != "ok") continue;
     if (!t.contains("ns_per_iter") || !t["ns_per_iter"].is_number()) continue;
-    if (!t.contains("exits") || !t["exits"].is_number() || !t.contains("iterations") ||
-        !t["iterations"].is_number()) {
+    if (!t.contains("exits") || !t["exits"].is_number() || !t.contains("iterations") || !t["iterations"].is_number()) {
       continue;
     }
     double iters = t["iterations"].get<double>();

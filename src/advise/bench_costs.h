@@ -20,16 +20,16 @@ namespace exitscope {
 
 struct BenchCosts {
   std::string path;
-  std::string vendor;          // CPUID vendor string of the bench host
+  std::string vendor;  // CPUID vendor string of the bench host
   std::string kernel_release;
-  bool emulated = false;       // the bench's KVM had no VMX/SVM: its times are emulator costs
+  bool emulated = false;  // the bench's KVM had no VMX/SVM: its times are emulator costs
   std::map<std::string, double, std::less<>> round_trip_ns;  // test name → ns per exiting iteration
 
   std::optional<uint64_t> RoundTripNs(std::string_view test) const;
   // What `with` costs on top of `without` (e.g. an exit answered by the VMM over one KVM answers),
   // when both ran and `with` is the dearer.
   std::optional<uint64_t> ExtraNs(std::string_view with, std::string_view without) const;
-  Isa HostIsa() const;         // from the vendor; kUnknown when neither Intel nor AMD/Hygon
+  Isa HostIsa() const;           // from the vendor; kUnknown when neither Intel nor AMD/Hygon
   std::string Describe() const;  // "bench.json (AuthenticAMD, kernel 6.1.0-57-amd64)"
 };
 

@@ -70,8 +70,7 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
         x.sysreg_write = d.write;
         break;
       case EventKind::kWfx: x.wfe = d.key != 0; break;
-      default:
-        break;
+      default: break;
     }
   }
   if (auto it = apic_.find(s.tid); it != apic_.end() && it->second.seen) {

@@ -45,7 +45,7 @@ struct AdvisedExit {
   uint32_t port = 0;
   bool has_mmio = false, mmio_write = false, fast_mmio = false;
   uint64_t gpa = 0;
-  bool userspace = false;      // kvm_userspace_exit: KVM_RUN returned to the VMM
+  bool userspace = false;  // kvm_userspace_exit: KVM_RUN returned to the VMM
   uint32_t userspace_reason = 0;
   bool page_fault = false;
   uint64_t fault_addr = 0;
@@ -68,8 +68,8 @@ struct ThreadActivity {
 struct ExitProfile {
   std::vector<AdvisedExit> exits;  // by exit time, timed and untimed
   uint64_t timed_exits = 0;
-  uint64_t total_exit_ns = 0;      // handling time of the timed exits (blocked time excluded)
-  uint64_t blocked_ns = 0;         // time vCPUs were blocked inside exits (HLT/MWAIT waiting for work)
+  uint64_t total_exit_ns = 0;  // handling time of the timed exits (blocked time excluded)
+  uint64_t blocked_ns = 0;     // time vCPUs were blocked inside exits (HLT/MWAIT waiting for work)
   uint64_t first_ts_ns = 0, last_ts_ns = 0;
   std::map<int32_t, ThreadActivity> threads;  // host tid → its exits
   // The diagnostics said data was lost (a data-loss or error counter): counts are lower bounds and
@@ -85,9 +85,7 @@ struct ExitProfile {
   // detail events that only an all-of-kvm recording (-e kvm, which includes kvm_userspace_exit)
   // brings along — then no kvm_userspace_exit means no trip. A kvm_exit/kvm_entry-only capture
   // cannot tell, and the advisor says "unknown".
-  bool VmmTripsRecorded() const {
-    return Has(EventKind::kUserspaceExit) || VmmTripsInferred();
-  }
+  bool VmmTripsRecorded() const { return Has(EventKind::kUserspaceExit) || VmmTripsInferred(); }
   bool VmmTripsInferred() const {
     return !Has(EventKind::kUserspaceExit) &&
            (Has(EventKind::kMmio) || Has(EventKind::kFastMmio) || Has(EventKind::kPio) || Has(EventKind::kMsr) ||

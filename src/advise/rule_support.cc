@@ -10,15 +10,14 @@
 namespace exitscope::rules {
 
 bool IsMsrExit(const AdvisedExit& e) {
-  return e.exit_class == ExitClass::kMsrRead || e.exit_class == ExitClass::kMsrWrite ||
-         e.exit_class == ExitClass::kMsr;
+  return e.exit_class == ExitClass::kMsrRead || e.exit_class == ExitClass::kMsrWrite || e.exit_class == ExitClass::kMsr;
 }
 bool IsPmuMsr(uint32_t msr) {
   // msr-index.h: MSR_P6_PERFCTR0.. / MSR_P6_EVNTSEL0.., IA32_PERFCTR/PMC, fixed counters & globals,
   // AMD MSR_K7_EVNTSEL0..PERFCTR3 and MSR_F15H_PERF_CTL/CTR.
   return (msr >= 0xc1 && msr <= 0xc8) || (msr >= 0x186 && msr <= 0x18d) || (msr >= 0x309 && msr <= 0x30c) ||
-         (msr >= 0x38d && msr <= 0x391) || (msr >= 0x4c1 && msr <= 0x4c8) ||
-         (msr >= 0xc0010000 && msr <= 0xc0010007) || (msr >= 0xc0010200 && msr <= 0xc001020b);
+         (msr >= 0x38d && msr <= 0x391) || (msr >= 0x4c1 && msr <= 0x4c8) || (msr >= 0xc0010000 && msr <= 0xc0010007) ||
+         (msr >= 0xc0010200 && msr <= 0xc001020b);
 }
 // The name from the one MSR table (decode/msr_names.h, msr-index.h's spelling), with the index.
 std::string MsrLabel(uint32_t msr) {
@@ -60,11 +59,10 @@ std::string CheapExitLabel(const ExitProfile& p) {
 }
 uint64_t FastPathNs(const ExitProfile& p) { return QuantileNs(InKernelHandling(p), kFastPathQuantile); }
 
-
 std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p) {
   uint64_t timed = TimedCount(m);
-  std::vector<EvidenceItem> ev = {{"exits", timed == m.size() ? fmt::format("{}", m.size())
-                                                              : fmt::format("{} ({} timed)", m.size(), timed)}};
+  std::vector<EvidenceItem> ev = {
+      {"exits", timed == m.size() ? fmt::format("{}", m.size()) : fmt::format("{} ({} timed)", m.size(), timed)}};
   if (timed) {
     ev.push_back({"exit time", FormatDuration(SumHandlingNs(m))});
     ev.push_back({"mean per exit", FormatDuration(SumHandlingNs(m) / timed)});
@@ -100,8 +98,8 @@ Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile&, const BenchCosts
   Pricing pr;
   pr.source = PriceSource::kBench;
   pr.saving_ns = reads * r.value_or(0) + writes * w.value_or(0);
-  pr.how = fmt::format("{} writes × {} + {} reads × {} (in-kernel WRMSR/RDMSR round trips on the bench host)",
-                       writes, FormatDuration(w.value_or(0)), reads, FormatDuration(r.value_or(0)));
+  pr.how = fmt::format("{} writes × {} + {} reads × {} (in-kernel WRMSR/RDMSR round trips on the bench host)", writes,
+                       FormatDuration(w.value_or(0)), reads, FormatDuration(r.value_or(0)));
   pr.confidence = Confidence::kLow;
   return pr;
 }

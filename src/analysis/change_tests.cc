@@ -36,8 +36,7 @@ double BetaContinuedFraction(double a, double b, double x) {
 double RegularizedBeta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                           b * std::log1p(-x);
+  const double log_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * BetaContinuedFraction(a, b, x) / a;
   return 1 - std::exp(log_front) * BetaContinuedFraction(b, a, 1 - x) / b;
 }

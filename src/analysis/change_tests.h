@@ -22,7 +22,7 @@ namespace exitscope {
 double PoissonRateTestP(uint64_t n1, double e1, uint64_t n2, double e2);
 
 struct RankTest {
-  double p = 1;       // two-sided
+  double p = 1;         // two-sided
   double effect = 0.5;  // P(b > a) + P(b == a) / 2
 };
 // Mann-Whitney U of histogram b against a (bins ascending, matched by lo_ns); absent when either

@@ -201,9 +201,18 @@ void ExitAggregator::AddDetails(const ExitSample& s, bool timed) {
       case EventKind::kHvcArm64: k.size = d.aux; break;  // the immediate
       case EventKind::kGuestFault: k.access = static_cast<uint8_t>(d.aux); break;
       case EventKind::kMsr:
-      case EventKind::kCr: k.access = d.write; k.size = d.kind == EventKind::kCr ? d.size : 0; break;
-      case EventKind::kPio: k.access = d.write; k.size = d.size; break;
-      case EventKind::kMmio: k.access = static_cast<uint8_t>(d.aux); k.size = d.size; break;
+      case EventKind::kCr:
+        k.access = d.write;
+        k.size = d.kind == EventKind::kCr ? d.size : 0;
+        break;
+      case EventKind::kPio:
+        k.access = d.write;
+        k.size = d.size;
+        break;
+      case EventKind::kMmio:
+        k.access = static_cast<uint8_t>(d.aux);
+        k.size = d.size;
+        break;
       default: break;
     }
     if (d.kind == EventKind::kCr) k.key = d.size;  // kvm_cr: the register number is the key
@@ -361,10 +370,19 @@ void ExitAggregator::Fill(Report* report) const {
       row.name = "(other keys)";
     } else {
       switch (kind) {
-        case EventKind::kMsr: row.name = MsrName(static_cast<uint32_t>(k.key)); row.access = k.access ? "write" : "read"; break;
-        case EventKind::kPio: row.name = IoPortName(static_cast<uint32_t>(k.key)); row.access = k.access ? "out" : "in"; break;
+        case EventKind::kMsr:
+          row.name = MsrName(static_cast<uint32_t>(k.key));
+          row.access = k.access ? "write" : "read";
+          break;
+        case EventKind::kPio:
+          row.name = IoPortName(static_cast<uint32_t>(k.key));
+          row.access = k.access ? "out" : "in";
+          break;
         case EventKind::kMmio: row.access = std::string(MmioTypeName(k.access)); break;
-        case EventKind::kCr: row.name = CrName(static_cast<uint32_t>(k.key)); row.access = k.access ? "write" : "read"; break;
+        case EventKind::kCr:
+          row.name = CrName(static_cast<uint32_t>(k.key));
+          row.access = k.access ? "write" : "read";
+          break;
         case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
         case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
         case EventKind::kSysReg: {

@@ -1,9 +1,9 @@
 // Aggregates exits per group (all / VM / vCPU thread / CPU) and exit reason: every exit is counted,
 // timed ones also go into histograms,
 // with the in-kernel vs VMM (userspace) split and detail breakdowns (MSR, port, GPA, CR, hypercall,
-// KVM_EXIT_*, and what the exit itself carries: decode/exit_qualification.h). In: ExitSamples (as an ExitSampleSink) after filters. Out: a Report (report_model.h).
-// Assumption: memory is flat in trace size: per (group, reason) one LogHistogram, per detail key one
-// counter, detail keys capped per kind.
+// KVM_EXIT_*, and what the exit itself carries: decode/exit_qualification.h). In: ExitSamples (as an ExitSampleSink)
+// after filters. Out: a Report (report_model.h). Assumption: memory is flat in trace size: per (group, reason) one
+// LogHistogram, per detail key one counter, detail keys capped per kind.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +31,9 @@ std::string_view GroupByName(GroupBy by);
 
 struct ReportOptions {
   GroupBy by = GroupBy::kReason;
-  std::optional<int32_t> pid;       // host pid (VM process) or thread id
-  std::optional<int32_t> vcpu;      // vCPU index
-  std::optional<std::string> reason;  // exit reason name (any spelling ExitReasonFromName accepts)
+  std::optional<int32_t> pid;          // host pid (VM process) or thread id
+  std::optional<int32_t> vcpu;         // vCPU index
+  std::optional<std::string> reason;   // exit reason name (any spelling ExitReasonFromName accepts)
   std::optional<double> from_s, to_s;  // window in seconds from the first event
   bool details = true;
   int top = 0;  // reason rows per group (0 = all)
@@ -106,7 +106,7 @@ class ExitAggregator : public ExitSampleSink {
   uint64_t origin_ns_ = 0;
   ReasonCodes reason_codes_;  // --reason in each ISA, equivalents included
   VmGrouper vms_;
-  std::map<int32_t, int32_t> vcpu_by_tid_;  // vcpu_id seen per thread
+  std::map<int32_t, int32_t> vcpu_by_tid_;              // vcpu_id seen per thread
   int32_t last_vcpu_tid_ = INT32_MIN, last_vcpu_ = -1;  // the last pair written to it
   std::map<int64_t, GroupStats> groups_;
   int64_t cached_group_id_ = INT64_MIN;

@@ -23,7 +23,7 @@ class ExitBinner : public ExitSampleSink {
   static constexpr size_t kMaxTimeBins = 512;
   static constexpr uint64_t kFirstBinNs = 1'000'000;  // 1 ms, doubled as the trace goes on
   static constexpr size_t kMaxThreads = 512;
-  static constexpr int32_t kOtherThreads = -1;        // the row of threads past kMaxThreads
+  static constexpr int32_t kOtherThreads = -1;  // the row of threads past kMaxThreads
   // Latency buckets: 4 per power of two (the top two bits below the leading one).
   static constexpr int kBucketsPerOctave = 4;
   static uint32_t LatencyBucket(uint64_t ns);
@@ -37,13 +37,13 @@ class ExitBinner : public ExitSampleSink {
 
   struct Cell {  // one (thread, reason)
     uint64_t exits = 0, timed = 0, handling_ns = 0, blocked_ns = 0, vmm_exits = 0, vmm_ns = 0;
-    std::vector<uint32_t> bins;               // exits (timed or not) per time bin, by kvm_exit time
-    std::map<uint32_t, uint64_t> latency;     // LatencyBucket -> timed exits
+    std::vector<uint32_t> bins;            // exits (timed or not) per time bin, by kvm_exit time
+    std::map<uint32_t, uint64_t> latency;  // LatencyBucket -> timed exits
   };
   struct Thread {
     int32_t tid = 0;
-    int32_t vcpu_id = -1;                    // the kernel's, when the trace has it
-    std::map<uint64_t, Cell> reasons;        // key: isa << 32 | raw reason
+    int32_t vcpu_id = -1;              // the kernel's, when the trace has it
+    std::map<uint64_t, Cell> reasons;  // key: isa << 32 | raw reason
   };
 
   uint64_t origin_ns() const { return origin_ns_; }

@@ -26,10 +26,10 @@ class KvmEventTap {
 };
 
 struct DriveOptions {
-  ProgressFn progress;                                   // none: silent
-  KvmEventTap* tap = nullptr;                            // none: exits only
-  std::function<void(uint64_t first_ts_ns)> on_start;   // before the first event reaches the pairer
-  std::function<void(const LostEvents&)> on_lost;       // each loss marker, after the pairer saw it
+  ProgressFn progress;                                 // none: silent
+  KvmEventTap* tap = nullptr;                          // none: exits only
+  std::function<void(uint64_t first_ts_ns)> on_start;  // before the first event reaches the pairer
+  std::function<void(const LostEvents&)> on_lost;      // each loss marker, after the pairer saw it
 };
 
 // What the run saw, for the context block of every output.

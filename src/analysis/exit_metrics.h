@@ -34,9 +34,9 @@ inline constexpr std::array<double, 10> kExitDurationBuckets = {5e-7, 1e-6, 2e-6
                                                                 5e-5, 1e-4, 1e-3, 1e-2, 1e-1};
 
 struct ReasonMetrics {
-  uint64_t exits = 0;                   // timed and untimed
-  uint64_t kernel_ns = 0, vmm_ns = 0;   // handling time (a halted vCPU's wait excluded)
-  uint64_t timed = 0, timed_ns = 0;     // the histogram's count and sum
+  uint64_t exits = 0;                                           // timed and untimed
+  uint64_t kernel_ns = 0, vmm_ns = 0;                           // handling time (a halted vCPU's wait excluded)
+  uint64_t timed = 0, timed_ns = 0;                             // the histogram's count and sum
   std::array<uint64_t, kExitDurationBuckets.size()> buckets{};  // per bound, not cumulative
 };
 

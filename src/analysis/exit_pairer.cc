@@ -17,16 +17,27 @@ bool MovesRip(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {
     if (reason & kVmxFailedVmentry) return true;
     switch (reason & kVmxBasicReasonMask) {
-      case kVmxTripleFault: case kVmxInitSignal: case kVmxSipiSignal: case kVmxTaskSwitch:
-      case kVmxVmlaunch: case kVmxVmresume: case kVmxInvalidState: case kVmxMsrLoadFail:
+      case kVmxTripleFault:
+      case kVmxInitSignal:
+      case kVmxSipiSignal:
+      case kVmxTaskSwitch:
+      case kVmxVmlaunch:
+      case kVmxVmresume:
+      case kVmxInvalidState:
+      case kVmxMsrLoadFail:
       case kVmxMceDuringVmentry: return true;
       default: return false;
     }
   }
   if (isa == Isa::kSvm) {
     switch (reason) {
-      case kSvmInit: case kSvmRsm: case kSvmTaskSwitch: case kSvmShutdown: case kSvmVmrun:
-      case kSvmVmgexit: case kSvmErr: return true;
+      case kSvmInit:
+      case kSvmRsm:
+      case kSvmTaskSwitch:
+      case kSvmShutdown:
+      case kSvmVmrun:
+      case kSvmVmgexit:
+      case kSvmErr: return true;
       default: return reason >= kSvmSevCodes;
     }
   }
@@ -273,9 +284,12 @@ void ExitPairer::OnWakeup(const KvmEvent& e, ThreadState& t) {
 }
 
 void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
-  if (e.kind == EventKind::kUserspaceExit) ++counts_.userspace_exits;
-  else if (e.kind == EventKind::kEmulateInsn) t.emulated = true;
-  else if (e.kind == EventKind::kWfx) t.wfe = e.aux != 0;
+  if (e.kind == EventKind::kUserspaceExit)
+    ++counts_.userspace_exits;
+  else if (e.kind == EventKind::kEmulateInsn)
+    t.emulated = true;
+  else if (e.kind == EventKind::kWfx)
+    t.wfe = e.aux != 0;
   if (!t.has_open) {
     diagnostics_->Bump(DiagId::kPairDetailOutsideExit);
     return;
@@ -303,7 +317,7 @@ void ExitPairer::OnDetail(const KvmEvent& e, ThreadState& t) {
     case EventKind::kUserspaceExit: d.key = e.reason; break;
     case EventKind::kPio: d.aux = e.count; break;
     case EventKind::kHvcArm64: d.aux = static_cast<uint32_t>(e.info2); break;  // the HVC immediate
-    case EventKind::kWfx: d.key = e.aux; break;                                  // is_wfe
+    case EventKind::kWfx: d.key = e.aux; break;                                // is_wfe
     default: break;
   }
 }

@@ -84,10 +84,10 @@ inline constexpr uint64_t kSilenceNs = 100'000'000;
 inline constexpr uint64_t kMaxInsnBytes = 15;
 
 struct PairerCounts {
-  uint64_t exits = 0;    // kvm_exit events seen (all)
-  uint64_t entries = 0;  // kvm_entry events seen (all)
-  uint64_t paired = 0;   // ExitSamples emitted
-  uint64_t untimed = 0;  // exits passed to OnUntimedExit
+  uint64_t exits = 0;            // kvm_exit events seen (all)
+  uint64_t entries = 0;          // kvm_entry events seen (all)
+  uint64_t paired = 0;           // ExitSamples emitted
+  uint64_t untimed = 0;          // exits passed to OnUntimedExit
   uint64_t userspace_exits = 0;  // kvm_userspace_exit events seen (the VMM split is known when > 0)
   uint64_t wakeups = 0;          // kvm_vcpu_wakeup events seen
   uint64_t wakeups_polled = 0;   // ... ended by polling (waited = 0)
@@ -113,12 +113,12 @@ class ExitPairer {
     bool has_open = false;
     bool seen_entry = false;
     bool expect_orphan_entry = false;  // its exit was dropped (loss / before buffer start)
-    bool nested = false;        // the thread ran VMX/SVM instructions: a nested hypervisor
-    bool emulated = false;      // a kvm_emulate_insn inside the open exit
-    bool woken = false;         // a kvm_vcpu_wakeup inside the open exit
-    bool wfe = false;           // arm64: kvm_wfx_arm64 says the open WFx exit is a WFE (no halt)
-    uint8_t last_level = 0;     // kvm_entry guest_mode of the last entry + 1 (0: not recorded)
-    uint64_t silence_at_exit = 0;  // counts_.silences when the open exit began
+    bool nested = false;               // the thread ran VMX/SVM instructions: a nested hypervisor
+    bool emulated = false;             // a kvm_emulate_insn inside the open exit
+    bool woken = false;                // a kvm_vcpu_wakeup inside the open exit
+    bool wfe = false;                  // arm64: kvm_wfx_arm64 says the open WFx exit is a WFE (no halt)
+    uint8_t last_level = 0;            // kvm_entry guest_mode of the last entry + 1 (0: not recorded)
+    uint64_t silence_at_exit = 0;      // counts_.silences when the open exit began
   };
   ThreadState& State(int32_t tid);
   void OnExit(const KvmEvent& e, ThreadState& t);
@@ -127,8 +127,7 @@ class ExitPairer {
   void EmitUntimed(ThreadState& t);
   // The resume check's slow path, for an entry not within one instruction after the exit's RIP:
   // false when it cannot resume the open exit (the header's rules).
-  bool Resumes(const ExitSample& s, const KvmEvent& entry, const ThreadState& t,
-               uint8_t exit_level);
+  bool Resumes(const ExitSample& s, const KvmEvent& entry, const ThreadState& t, uint8_t exit_level);
   void OnWakeup(const KvmEvent& e, ThreadState& t);
 
   Diagnostics* diagnostics_;

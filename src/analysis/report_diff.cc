@@ -36,8 +36,8 @@ DiffSide MakeSide(const Report& r, const DiffOptions& o, const std::string& sele
   // The span of the kvm events, not of every record: two recorders of one run start and stop at
   // different moments (trace-cmd's start-up under TCG adds tenths of a second), the exits do not.
   const bool kvm = r.totals.events != 0 && r.totals.kvm_last_ts_ns >= r.totals.kvm_first_ts_ns;
-  const uint64_t span = kvm ? r.totals.kvm_last_ts_ns - r.totals.kvm_first_ts_ns
-                            : r.context.last_ts_ns - r.context.first_ts_ns;
+  const uint64_t span =
+      kvm ? r.totals.kvm_last_ts_ns - r.totals.kvm_first_ts_ns : r.context.last_ts_ns - r.context.first_ts_ns;
   const bool ns = r.context.time_unit == TimeUnit::kNs;
   uint64_t from = 0, to = span;
   if (ns && o.from_s) from = std::min<uint64_t>(span, static_cast<uint64_t>(*o.from_s * 1e9));
@@ -176,7 +176,8 @@ bool MoverFirst(const DiffRow& a, const DiffRow& b) {
   if (a.beyond_noise() != b.beyond_noise()) return a.beyond_noise();
   const double ta = std::fabs(a.time_change_per_unit), tb = std::fabs(b.time_change_per_unit);
   if (ta != tb) return ta > tb;
-  const double ca = std::fabs(a.after.per_unit - a.before.per_unit), cb = std::fabs(b.after.per_unit - b.before.per_unit);
+  const double ca = std::fabs(a.after.per_unit - a.before.per_unit),
+               cb = std::fabs(b.after.per_unit - b.before.per_unit);
   if (ca != cb) return ca > cb;
   return std::tie(a.kind, a.key, a.access) < std::tie(b.kind, b.key, b.access);
 }
@@ -208,8 +209,8 @@ std::string Verdict(const DiffReport& d) {
       part += r.count_change_pct ? " exits " + SignedPct(*r.count_change_pct) : " exits new";
     }
     if (r.latency_beyond_noise && r.before.p50_ns && r.after.p50_ns) {
-      part += fmt::format("{} p50 {} → {}", r.count_beyond_noise ? "," : "", FormatDuration(*r.before.p50_ns, d.time_unit),
-                          FormatDuration(*r.after.p50_ns, d.time_unit));
+      part += fmt::format("{} p50 {} → {}", r.count_beyond_noise ? "," : "",
+                          FormatDuration(*r.before.p50_ns, d.time_unit), FormatDuration(*r.after.p50_ns, d.time_unit));
     }
     if (r.before.timed || r.after.timed)
       part += ", time " + SignedDuration(r.time_change_per_unit, d.time_unit) + UnitSuffix(d.normalize);
@@ -235,7 +236,8 @@ std::string Verdict(const DiffReport& d) {
     total = *t.count_change_pct == 0 ? "exits unchanged" : "exits " + SignedPct(*t.count_change_pct);
   }
   if (parts.empty()) {
-    size_t beyond = std::count_if(d.details.begin(), d.details.end(), [](const DiffRow& r) { return r.beyond_noise(); });
+    size_t beyond =
+        std::count_if(d.details.begin(), d.details.end(), [](const DiffRow& r) { return r.beyond_noise(); });
     std::string head = beyond ? fmt::format("no exit reason changed beyond noise ({} detail key{} did)", beyond,
                                             beyond == 1 ? "" : "s")
                               : "no change beyond noise";
@@ -336,16 +338,18 @@ Result<DiffReport> DiffReports(const Report& before, const Report& after, const 
     d.normalize_why = "a trace's times are not ns: raw counts compared";
   } else if (d.before.vcpu_threads != d.after.vcpu_threads && d.before.vcpu_threads && d.after.vcpu_threads) {
     d.normalize = DiffNormalize::kVcpuSecond;
-    d.normalize_why = fmt::format("the traces have {} and {} vCPU threads", d.before.vcpu_threads, d.after.vcpu_threads);
+    d.normalize_why =
+        fmt::format("the traces have {} and {} vCPU threads", d.before.vcpu_threads, d.after.vcpu_threads);
   } else if (std::fabs(d.after.duration_s / d.before.duration_s - 1) > kAutoDurationTolerance) {
     d.normalize = DiffNormalize::kSecond;
     d.normalize_why = fmt::format("the traces last {:.3f} s and {:.3f} s", d.before.duration_s, d.after.duration_s);
   } else {
     d.normalize = DiffNormalize::kRun;
-    d.normalize_why = fmt::format("the traces last {:.3f} s and {:.3f} s (within {:.0f} %) with {} vCPU thread{}: "
-                                  "raw counts compared",
-                                  d.before.duration_s, d.after.duration_s, 100 * kAutoDurationTolerance,
-                                  d.before.vcpu_threads, d.before.vcpu_threads == 1 ? "" : "s");
+    d.normalize_why = fmt::format(
+        "the traces last {:.3f} s and {:.3f} s (within {:.0f} %) with {} vCPU thread{}: "
+        "raw counts compared",
+        d.before.duration_s, d.after.duration_s, 100 * kAutoDurationTolerance, d.before.vcpu_threads,
+        d.before.vcpu_threads == 1 ? "" : "s");
   }
 
   // Rows matched by name: reasons, then detail keys.

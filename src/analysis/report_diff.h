@@ -17,11 +17,11 @@
 namespace exitscope {
 
 struct DiffOptions {
-  std::optional<DiffNormalize> normalize;  // none: auto (see DiffReports)
-  double alpha = 0.01;                     // family-wise, after Holm
-  double min_change_pct = 5;               // a count change smaller than this is never beyond noise
-  double min_effect = 0.05;                // |P(after slower) - 0.5| a latency change must reach
-  std::optional<double> from_s, to_s;      // the window both reports were filtered to
+  std::optional<DiffNormalize> normalize;         // none: auto (see DiffReports)
+  double alpha = 0.01;                            // family-wise, after Holm
+  double min_change_pct = 5;                      // a count change smaller than this is never beyond noise
+  double min_effect = 0.05;                       // |P(after slower) - 0.5| a latency change must reach
+  std::optional<double> from_s, to_s;             // the window both reports were filtered to
   std::string before_selection, after_selection;  // "pid 4242" … for the context lines
   std::vector<DiffThreshold> thresholds;
 };

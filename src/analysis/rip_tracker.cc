@@ -15,12 +15,10 @@ template <typename Map>
 std::vector<std::pair<typename Map::key_type, RipStat>> ByTime(const Map& m) {
   std::vector<std::pair<typename Map::key_type, RipStat>> v(m.begin(), m.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-    return a.second.time_ns != b.second.time_ns ? a.second.time_ns > b.second.time_ns
-                                                : a.second.exits > b.second.exits;
+    return a.second.time_ns != b.second.time_ns ? a.second.time_ns > b.second.time_ns : a.second.exits > b.second.exits;
   });
   return v;
 }
-
 
 }  // namespace
 
@@ -123,7 +121,8 @@ std::vector<FoldedRow> RipTracker::Folded(const GuestSymbolizer& symbols) const 
 
 std::string RipTracker::RenderFolded(const GuestSymbolizer& symbols) const {
   std::map<std::string, uint64_t> lines;  // sorted as whole lines, as flamegraph.pl's input was
-  for (const FoldedRow& r : Folded(symbols)) lines[fmt::format("{};{};{};{}", r.vm, r.vcpu, r.reason, r.frame)] += r.exits;
+  for (const FoldedRow& r : Folded(symbols))
+    lines[fmt::format("{};{};{};{}", r.vm, r.vcpu, r.reason, r.frame)] += r.exits;
   std::string out;
   for (const auto& [l, n] : lines) out += fmt::format("{} {}\n", l, n);
   return out;

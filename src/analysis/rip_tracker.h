@@ -58,9 +58,9 @@ struct RipSummary {
 };
 
 struct RipFilter {
-  std::optional<int32_t> pid;      // VM process or vCPU thread
+  std::optional<int32_t> pid;  // VM process or vCPU thread
   std::optional<int32_t> vcpu;
-  std::optional<ReasonCodes> reason;  // --reason in each ISA (decode/exit_reasons.h)
+  std::optional<ReasonCodes> reason;   // --reason in each ISA (decode/exit_reasons.h)
   std::optional<double> from_s, to_s;  // window in seconds from the first event, as report's
 };
 

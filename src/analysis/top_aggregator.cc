@@ -9,8 +9,8 @@
 namespace exitscope {
 namespace {
 
-TopRow RowOf(const std::string& label, int32_t pid, int32_t tid, int32_t vcpu,
-             const LogHistogram& h, double interval_s) {
+TopRow RowOf(const std::string& label, int32_t pid, int32_t tid, int32_t vcpu, const LogHistogram& h,
+             double interval_s) {
   TopRow r;
   r.label = label;
   r.pid = pid;
@@ -61,8 +61,7 @@ void TopAggregator::OnExitSample(const ExitSample& s) {
   v.hist.Add(s.dur_ns);
 }
 
-TopInterval TopAggregator::TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu,
-                                        size_t max_rows) {
+TopInterval TopAggregator::TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu, size_t max_rows) {
   TopInterval t;
   t.index = ++index_;
   t.interval_s = interval_s;

@@ -19,7 +19,7 @@
 namespace exitscope {
 
 struct TopRow {
-  std::string label;      // reason name, "comm (pid)", or "tid N vcpu M"
+  std::string label;  // reason name, "comm (pid)", or "tid N vcpu M"
   int32_t pid = -1, tid = -1, vcpu = -1;
   uint64_t exits = 0;
   double exits_per_s = 0;
@@ -32,8 +32,8 @@ struct TopInterval {
   double interval_s = 0;
   uint64_t exits = 0;
   double exits_per_s = 0;
-  std::vector<TopRow> vms, vcpus, reasons;  // sorted by exits, descending
-  std::vector<uint64_t> lost_per_cpu;        // events the kernel reported lost this interval
+  std::vector<TopRow> vms, vcpus, reasons;      // sorted by exits, descending
+  std::vector<uint64_t> lost_per_cpu;           // events the kernel reported lost this interval
   std::map<std::string, uint64_t> diagnostics;  // non-zero pairer/decoder counters, cumulative
 };
 

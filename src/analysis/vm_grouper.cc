@@ -81,8 +81,7 @@ std::string VmGrouper::Label(int64_t id, const std::vector<int32_t>& tids) const
     case Kind::kQemuThreads: {
       std::string list;
       for (int32_t tid : tids) list += fmt::format("{}tid {} {}", list.empty() ? "" : ", ", tid, Comm(tid));
-      return fmt::format("QEMU (process not recorded; vCPU threads grouped by name and consecutive tids: {})",
-                         list);
+      return fmt::format("QEMU (process not recorded; vCPU threads grouped by name and consecutive tids: {})", list);
     }
     case Kind::kThread: break;
   }

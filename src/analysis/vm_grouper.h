@@ -41,8 +41,8 @@ struct LiveVm {
   uint64_t start_ticks = 0;  // /proc/<pid>/stat starttime: with pid, the key a reused pid cannot fake
   std::string comm;
   VmmIdentity identity;
-  std::string domain;        // the name, else the uuid, else "<comm>-<pid>"
-  bool alive = true;         // false once the process is gone (or its pid was reused)
+  std::string domain;  // the name, else the uuid, else "<comm>-<pid>"
+  bool alive = true;   // false once the process is gone (or its pid was reused)
 };
 
 // The /proc reader for VM identity on this host. Threads and processes are cached by (id, start

@@ -95,9 +95,7 @@ std::string NameFromSocket(std::string_view path) {
   return std::string(base);
 }
 
-bool IsQemu(std::string_view exe) {
-  return exe.starts_with("qemu-system-") || exe == "qemu-kvm" || exe == "kvm";
-}
+bool IsQemu(std::string_view exe) { return exe.starts_with("qemu-system-") || exe == "qemu-kvm" || exe == "kvm"; }
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
@@ -144,8 +142,7 @@ std::optional<int32_t> VcpuIndexFromThreadName(std::string_view comm, std::strin
                                           {"vcpu", "", "cloud-hypervisor"},
                                           {"crosvm_vcpu", "", "crosvm"}};
   for (const Pattern& p : kPatterns) {
-    if (comm.size() <= p.prefix.size() + p.suffix.size() || !comm.starts_with(p.prefix) ||
-        !comm.ends_with(p.suffix))
+    if (comm.size() <= p.prefix.size() + p.suffix.size() || !comm.starts_with(p.prefix) || !comm.ends_with(p.suffix))
       continue;
     std::string_view digits = comm.substr(p.prefix.size(), comm.size() - p.prefix.size() - p.suffix.size());
     if (digits.find_first_not_of("0123456789") != std::string_view::npos) continue;

@@ -14,9 +14,21 @@ namespace exitscope {
 inline uint64_t LoadLe(const uint8_t* p, uint32_t size) {
   switch (size) {
     case 1: return p[0];
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
     default: return 0;
   }
 }
@@ -29,7 +41,10 @@ class ByteReader {
   size_t pos() const { return pos_; }
   size_t remaining() const { return ok_ ? bytes_.size() - pos_ : 0; }
   void Seek(size_t pos) {
-    if (pos > bytes_.size()) ok_ = false; else pos_ = pos;
+    if (pos > bytes_.size())
+      ok_ = false;
+    else
+      pos_ = pos;
   }
 
   uint64_t U(uint32_t size) {
@@ -60,7 +75,10 @@ class ByteReader {
       return {};
     }
     const void* end = std::memchr(bytes_.data() + pos_, 0, bytes_.size() - pos_);
-    if (!end) { ok_ = false; return {}; }
+    if (!end) {
+      ok_ = false;
+      return {};
+    }
     size_t n = static_cast<const uint8_t*>(end) - (bytes_.data() + pos_);
     std::string_view s(reinterpret_cast<const char*>(bytes_.data() + pos_), n);
     pos_ += n + 1;
@@ -69,7 +87,10 @@ class ByteReader {
 
  private:
   bool Has(uint64_t n) {
-    if (!ok_ || n > bytes_.size() - pos_) { ok_ = false; return false; }
+    if (!ok_ || n > bytes_.size() - pos_) {
+      ok_ = false;
+      return false;
+    }
     return true;
   }
   std::span<const uint8_t> bytes_;

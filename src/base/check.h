@@ -10,9 +10,9 @@ namespace exitscope {
 
 }  // namespace exitscope
 
-#define EXITSCOPE_CHECK(condition)                                              \
-  do {                                                                          \
-    if (__builtin_expect(!(condition), 0)) {                                    \
-      ::exitscope::CheckFailed(__FILE__, __LINE__, #condition);                 \
-    }                                                                           \
+#define EXITSCOPE_CHECK(condition)                              \
+  do {                                                          \
+    if (__builtin_expect(!(condition), 0)) {                    \
+      ::exitscope::CheckFailed(__FILE__, __LINE__, #condition); \
+    }                                                           \
   } while (0)

@@ -12,13 +12,13 @@ namespace exitscope {
 
 // sysexits.h codes: the CLI exits with these.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 64;     // EX_USAGE
-inline constexpr int kExitDataErr = 65;   // EX_DATAERR
-inline constexpr int kExitNoInput = 66;   // EX_NOINPUT
+inline constexpr int kExitUsage = 64;        // EX_USAGE
+inline constexpr int kExitDataErr = 65;      // EX_DATAERR
+inline constexpr int kExitNoInput = 66;      // EX_NOINPUT
 inline constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE
-inline constexpr int kExitSoftware = 70;  // EX_SOFTWARE
-inline constexpr int kExitIoErr = 74;     // EX_IOERR
-inline constexpr int kExitNoPerm = 77;    // EX_NOPERM
+inline constexpr int kExitSoftware = 70;     // EX_SOFTWARE
+inline constexpr int kExitIoErr = 74;        // EX_IOERR
+inline constexpr int kExitNoPerm = 77;       // EX_NOPERM
 
 struct Error {
   int code = kExitSoftware;
@@ -34,7 +34,7 @@ inline Error MakeError(int code, std::string tag, std::string message, std::stri
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }

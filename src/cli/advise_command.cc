@@ -107,8 +107,8 @@ int RunAdviseCommand(int argc, char** argv) {
   if (Status st = RequireNsClock((*source)->meta(), "advise"); !st.ok()) return PrintError(st.error());
   for (const auto& note : (*source)->meta().clock_notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
   ExitProfile profile;
-  Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto,
-                                           [&](KvmEventSource& src) { profile = CollectExits(&src); }, clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) { profile = CollectExits(&src); }, clock);
   if (!read.ok()) return PrintError(read.error());
   // The source's diagnostics after the whole read (parallel decoders merge theirs at the end).
   const Diagnostics& diag = (*source)->diagnostics();
@@ -140,9 +140,8 @@ int RunAdviseCommand(int argc, char** argv) {
   const int written = FinishStdout(kExitOk);
   if (written != kExitOk) return written;
   for (const auto& c : diag.NonZero()) {
-    std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(),
-                 static_cast<unsigned long long>(c.count), std::string(SeverityName(c.severity)).c_str(),
-                 c.description.c_str());
+    std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(), static_cast<unsigned long long>(c.count),
+                 std::string(SeverityName(c.severity)).c_str(), c.description.c_str());
   }
   return diag.HasDataLoss() ? kExitDataErr : kExitOk;
 }

@@ -36,8 +36,7 @@ int RunBenchCommand(int argc, char** argv) {
   app.add_flag("--json", json, "print JSON (schema exitscope.bench/1) instead of the table");
   app.add_option("--compare", compare, "show the change in cycles/iter against a --json baseline")
       ->check(CLI::ExistingFile);
-  app.add_option("--iterations", options.fixed_iterations,
-                 "run exactly N iterations per test, once (for recordings)")
+  app.add_option("--iterations", options.fixed_iterations, "run exactly N iterations per test, once (for recordings)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   app.add_option("--min-time-ms", options.min_time_ms, "grow iterations until the loop took this long")
       ->capture_default_str();

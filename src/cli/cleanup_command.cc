@@ -13,12 +13,11 @@ namespace exitscope {
 
 int RunCleanupCommand(int argc, char** argv) {
   CLI::App app{"exitscope cleanup: remove tracefs instances left by killed exitscope runs", "exitscope cleanup"};
-  app.footer(std::string(
-                 "`record`, `top` and `serve` trace in their own tracefs instance, instances/exitscope-<pid>,\n"
-                 "and remove it when they stop. A run killed with SIGKILL (or by the OOM killer) cannot: its\n"
-                 "instance keeps its ring buffers (memory) and enabled events until removed. This removes\n"
-                 "every such instance whose process is gone, and leaves those of running processes alone.\n"
-                 "The systemd unit of the exporter runs it after the service stops (ExecStopPost).\n\n") +
+  app.footer(std::string("`record`, `top` and `serve` trace in their own tracefs instance, instances/exitscope-<pid>,\n"
+                         "and remove it when they stop. A run killed with SIGKILL (or by the OOM killer) cannot: its\n"
+                         "instance keeps its ring buffers (memory) and enabled events until removed. This removes\n"
+                         "every such instance whose process is gone, and leaves those of running processes alone.\n"
+                         "The systemd unit of the exporter runs it after the service stops (ExecStopPost).\n\n") +
              kHelpLiveNeeds +
              "\n\n"
              "Examples:\n"

@@ -17,7 +17,7 @@ namespace exitscope {
 
 struct Command {
   std::string_view name;
-  std::string_view summary;  // one line for `exitscope --help`
+  std::string_view summary;           // one line for `exitscope --help`
   int (*run)(int argc, char** argv);  // argv[0] is "exitscope <name>"
 };
 

@@ -13,18 +13,15 @@ namespace exitscope {
 
 std::span<const Command> Commands() {
   static constexpr Command kCommands[] = {
-      {"report", "per-exit-reason statistics of a trace (time, percentiles, per VM / vCPU)",
-       RunReportCommand},
+      {"report", "per-exit-reason statistics of a trace (time, percentiles, per VM / vCPU)", RunReportCommand},
       {"dump", "every event with all its fields, in time order", RunDumpCommand},
-      {"record", "record VM exits on this host into a trace.dat (own tracefs instance)",
-       RunRecordCommand},
+      {"record", "record VM exits on this host into a trace.dat (own tracefs instance)", RunRecordCommand},
       {"top", "live exits/s per VM, vCPU and reason on this host", RunTopCommand},
       {"serve", "Prometheus/OpenMetrics exporter of this host's VM exits (GET /metrics)", RunServeCommand},
       {"bench", "measure what each VM exit type costs on this host (needs /dev/kvm)", RunBenchCommand},
       {"advise", "known exit-cost patterns in a trace, each with the saving of its fix", RunAdviseCommand},
       {"cleanup", "remove tracefs instances left by killed exitscope runs", RunCleanupCommand},
-      {"timeline", "the exits as Chrome trace-event JSON for the Perfetto UI / chrome://tracing",
-       RunTimelineCommand},
+      {"timeline", "the exits as Chrome trace-event JSON for the Perfetto UI / chrome://tracing", RunTimelineCommand},
       {"diff", "what changed between two traces, per exit reason and detail key, beyond noise", RunDiffCommand},
   };
   return kCommands;
@@ -51,8 +48,7 @@ Status RequireNsClock(const TraceMeta& meta, std::string_view what) {
   if (meta.time_unit == TimeUnit::kNs) return Status::Ok();
   return MakeError(kExitUsage, "clock.not-ns",
                    std::string(what) + " needs times in ns, but this trace's (clock " +
-                       (meta.clock.empty() ? "?" : meta.clock) + ") are " +
-                       std::string(TimeUnitName(meta.time_unit)),
+                       (meta.clock.empty() ? "?" : meta.clock) + ") are " + std::string(TimeUnitName(meta.time_unit)),
                    meta.time_unit == TimeUnit::kCount
                        ? "the counter clock holds no time: record with the default clock (local)"
                        : "pass --tsc-khz N (the recording host's TSC rate in kHz) to convert TSC cycles");
@@ -82,11 +78,10 @@ int FinishStdout(int code, bool quiet_epipe) {
   if (!stdout_errno && std::ferror(stdout)) stdout_errno = EIO;  // a write that bypassed WriteStdout
   if (!stdout_errno) return code;
   if (stdout_errno == EPIPE && quiet_epipe) return 128 + SIGPIPE;
-  return PrintError(MakeError(kExitIoErr, "output.write",
-                              std::string("cannot write the output: ") + std::strerror(stdout_errno),
-                              stdout_errno == EPIPE
-                                  ? "the program reading exitscope's output exited before the end"
-                                  : "free space where stdout goes, or redirect it elsewhere (`> report.txt`)"));
+  return PrintError(
+      MakeError(kExitIoErr, "output.write", std::string("cannot write the output: ") + std::strerror(stdout_errno),
+                stdout_errno == EPIPE ? "the program reading exitscope's output exited before the end"
+                                      : "free space where stdout goes, or redirect it elsewhere (`> report.txt`)"));
 }
 
 int PrintError(const Error& error) {

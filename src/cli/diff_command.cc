@@ -24,7 +24,8 @@ namespace {
 // diff(1)'s and cmp(1)'s "the difference you asked about is there"; distinct from 64/65/66/74/77.
 constexpr int kExitThresholdTripped = 1;
 
-constexpr const char* kDiffHelp = R"(Compares two recordings exit reason by exit reason and detail key by detail key (MSR,
+constexpr const char* kDiffHelp =
+    R"(Compares two recordings exit reason by exit reason and detail key by detail key (MSR,
 port, MMIO GPA, APIC register, hypercall, KVM_EXIT_* …): count, exits/s, share of all exits,
 handling time mean / p50 / p99, exit time, and the share that went to the VMM (where
 kvm_userspace_exit was recorded; "?" where not), before → after, top movers first, with a
@@ -88,9 +89,9 @@ Result<Report> ReadSide(const std::string& path, const ReportOptions& options, u
     if (Status st = RequireNsClock((*source)->meta(), "--from/--to"); !st.ok()) return st.error();
   }
   Report report;
-  Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) {
-    report = BuildReport(src, options);
-  }, clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) { report = BuildReport(src, options); },
+      clock);
   if (!read.ok()) return read.error();
   return report;
 }
@@ -98,11 +99,10 @@ Result<Report> ReadSide(const std::string& path, const ReportOptions& options, u
 Result<double> Number(std::string_view option, const std::string& text, double lo, double hi) {
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || text.empty() || !std::isfinite(v) || v < lo ||
-      v > hi) {
-    return MakeError(kExitUsage, "cli.bad-value", std::string(option) + " '" + text + "' is out of range",
-                     std::string(option) + " takes a number from " + fmt::format("{}", lo) + " to " +
-                         fmt::format("{}", hi));
+  if (ec != std::errc() || p != text.data() + text.size() || text.empty() || !std::isfinite(v) || v < lo || v > hi) {
+    return MakeError(
+        kExitUsage, "cli.bad-value", std::string(option) + " '" + text + "' is out of range",
+        std::string(option) + " takes a number from " + fmt::format("{}", lo) + " to " + fmt::format("{}", hi));
   }
   return v;
 }
@@ -110,8 +110,7 @@ Result<double> Number(std::string_view option, const std::string& text, double l
 }  // namespace
 
 int RunDiffCommand(int argc, char** argv) {
-  CLI::App app{"exitscope diff: what changed between two recordings, per exit reason and detail key",
-               "exitscope diff"};
+  CLI::App app{"exitscope diff: what changed between two recordings, per exit reason and detail key", "exitscope diff"};
   app.footer(std::string(kDiffHelp) + "\n\n" + kHelpInputs + ";\nor trace text. The two may differ in format.\n\n" +
              kDiffExamples + "\n\n" + kHelpPartial + "\n\n" + kDiffExitStatus);
   SideArgs before, after;
@@ -141,7 +140,8 @@ int RunDiffCommand(int argc, char** argv) {
                  "also write one self-contained HTML page to OUT (- = stdout, then no table): the verdict, both "
                  "sides and every row before -> after; no network needed to view it")
       ->option_text("OUT");
-  app.add_option("-j,--threads", threads, "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
+  app.add_option("-j,--threads", threads,
+                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
   AddClockOptions(app, &clock);
   try {
     app.parse(argc, argv);
@@ -152,16 +152,17 @@ int RunDiffCommand(int argc, char** argv) {
     return PrintError(MakeError(kExitUsage, "cli.two-stdin", "BEFORE and AFTER cannot both be '-' (stdin)",
                                 "give one of them as a file: `exitscope diff before.dat -`"));
   }
-  for (auto [side, pid, vcpu] : {std::tuple{"before", &before.pid, &before.vcpu}, std::tuple{"after", &after.pid, &after.vcpu}}) {
+  for (auto [side, pid, vcpu] :
+       {std::tuple{"before", &before.pid, &before.vcpu}, std::tuple{"after", &after.pid, &after.vcpu}}) {
     if (!pid->empty() && !both.pid.empty()) {
       return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
                                   std::string("--pid and --") + side + "-pid both given",
                                   "--pid selects the same VM on both sides; --before-pid / --after-pid one each side"));
     }
     if (!vcpu->empty() && !both.vcpu.empty()) {
-      return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
-                                  std::string("--vcpu and --") + side + "-vcpu both given",
-                                  "--vcpu selects the same vCPU on both sides; --before-vcpu / --after-vcpu one each side"));
+      return PrintError(
+          MakeError(kExitUsage, "cli.conflicting-options", std::string("--vcpu and --") + side + "-vcpu both given",
+                    "--vcpu selects the same vCPU on both sides; --before-vcpu / --after-vcpu one each side"));
     }
   }
   auto side_filters = [&](const SideArgs& s) {
@@ -176,8 +177,9 @@ int RunDiffCommand(int argc, char** argv) {
   if (!fa.ok()) return PrintError(fa.error());
   DiffOptions options;
   if (per != "auto") {
-    options.normalize = per == "run" ? DiffNormalize::kRun : per == "second" ? DiffNormalize::kSecond
-                                                                              : DiffNormalize::kVcpuSecond;
+    options.normalize = per == "run"      ? DiffNormalize::kRun
+                        : per == "second" ? DiffNormalize::kSecond
+                                          : DiffNormalize::kVcpuSecond;
   }
   auto a = Number("--alpha", alpha, 1e-12, 0.5);
   if (!a.ok()) return PrintError(a.error());

@@ -64,14 +64,18 @@ std::string FormatTs(uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
 // KvmEvent fields their kind uses (model/kvm_event.h), so a report number can be checked here too.
 void AppendKvmFields(const KvmEvent& e, std::string* line, nlohmann::json* fields) {
   auto put = [&](const char* name, uint64_t v, bool hex) {
-    if (fields) (*fields)[name] = v;
-    else *line += hex ? fmt::format(" {}={:#x}", name, v) : fmt::format(" {}={}", name, v);
+    if (fields)
+      (*fields)[name] = v;
+    else
+      *line += hex ? fmt::format(" {}={:#x}", name, v) : fmt::format(" {}={}", name, v);
   };
   switch (e.kind) {
     case EventKind::kExit:
       put("exit_reason", e.reason, false);
-      if (fields) (*fields)["reason_name"] = ExitReasonName(e.isa, e.reason);
-      else *line += " (" + ExitReasonName(e.isa, e.reason) + ")";
+      if (fields)
+        (*fields)["reason_name"] = ExitReasonName(e.isa, e.reason);
+      else
+        *line += " (" + ExitReasonName(e.isa, e.reason) + ")";
       put("guest_rip", e.rip, true);
       put("isa", static_cast<uint64_t>(e.isa), false);
       put("info1", e.info1, true);
@@ -128,8 +132,8 @@ int DumpText(const DumpOptions& opt, OpenedInput input) {
     auto comm_it = meta.comm_by_tid.find(ev.tid);
     std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second) : "<...>";
     if (opt.json) {
-      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name},
-                       {"system", "kvm"}};
+      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid},
+                       {"comm", comm},      {"event", name}, {"system", "kvm"}};
       nlohmann::json fields = nlohmann::json::object();
       AppendKvmFields(ev, nullptr, &fields);
       j["fields"] = std::move(fields);
@@ -173,7 +177,10 @@ int Dump(const DumpOptions& opt) {
     std::string_view name = colon == std::string::npos ? std::string_view(e) : std::string_view(e).substr(colon + 1);
     bool found = false;
     for (const auto& f : formats.all()) {
-      if (f->name == name && (sys.empty() || f->system == sys)) { wanted.insert(f->id); found = true; }
+      if (f->name == name && (sys.empty() || f->system == sys)) {
+        wanted.insert(f->id);
+        found = true;
+      }
     }
     if (!found) {
       return PrintError(MakeError(kExitUsage, "dump.unknown-event", "the trace has no event named '" + e + "'",
@@ -189,8 +196,8 @@ int Dump(const DumpOptions& opt) {
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   while (src.Next(&ev, &lost)) {
     if (progress && (++read & ((1u << 18) - 1)) == 0) {
-      std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(src.bytes_done()) /
-                                                      static_cast<double>(src.bytes_total()));
+      std::fprintf(stderr, "\rreading %5.1f%%",
+                   100.0 * static_cast<double>(src.bytes_done()) / static_cast<double>(src.bytes_total()));
     }
     if (lost.cpu >= 0) {
       if (opt.json) {

@@ -36,8 +36,7 @@ Result<double> Seconds(std::string_view option, const std::string& text) {
   bool parsed = ec == std::errc() && p == text.data() + text.size() && !text.empty();
   if (!parsed || !std::isfinite(v) || v < 0 || v > kMaxSeconds) {
     return Usage("cli.bad-time", std::string(option) + " '" + text + "' is not a time in the trace",
-                 "give seconds from the first event, a number from 0 to 1e9 (e.g. " + std::string(option) +
-                     " 2.5)");
+                 "give seconds from the first event, a number from 0 to 1e9 (e.g. " + std::string(option) + " 2.5)");
   }
   return v;
 }
@@ -47,8 +46,8 @@ Result<int64_t> Ranged(std::string_view option, const std::string& text, int64_t
   auto v = Integer(text);
   if (!v || *v < lo || *v > hi) {
     return Usage("cli.bad-value", std::string(option) + " '" + text + "' is out of range",
-                 std::string(option) + " takes " + std::string(meaning) + ", an integer from " +
-                     std::to_string(lo) + " to " + std::to_string(hi));
+                 std::string(option) + " takes " + std::string(meaning) + ", an integer from " + std::to_string(lo) +
+                     " to " + std::to_string(hi));
   }
   return *v;
 }
@@ -125,15 +124,18 @@ Status CheckReasonForIsa(const Filters& f, Isa isa) {
   if (f.reason.empty() || isa == Isa::kUnknown || !f.reason_codes.of(isa).empty()) return Status::Ok();
   auto isa_name = [](Isa i) { return i == Isa::kVmx ? "VMX" : i == Isa::kSvm ? "SVM" : "arm64"; };
   const Isa from = !f.reason_codes.vmx.empty() ? Isa::kVmx : !f.reason_codes.svm.empty() ? Isa::kSvm : Isa::kArm64;
-  std::string what = from == Isa::kArm64 || isa == Isa::kArm64
-                         ? std::string(" exit reason, and this trace is ") + isa_name(isa)
-                         : std::string(" exit reason with no ") + isa_name(isa) + " equivalent, and this trace is " +
-                               isa_name(isa);
+  std::string what =
+      from == Isa::kArm64 || isa == Isa::kArm64
+          ? std::string(" exit reason, and this trace is ") + isa_name(isa)
+          : std::string(" exit reason with no ") + isa_name(isa) + " equivalent, and this trace is " + isa_name(isa);
   const char* hint = isa == Isa::kVmx ? "use a VMX name (CR_ACCESS, DR_ACCESS, EPT_VIOLATION, IO_INSTRUCTION, HLT …); "
                      : isa == Isa::kSvm ? "use an SVM name (read_cr4, write_dr7, npf, io, msr, hlt …); "
                                         : "use an arm64 name (SYS64, DABT_LOW, HVC64, WFx, IRQ …); ";
   return Usage("cli.reason-not-in-trace",
-               "--reason " + f.reason + " is a" + (from == Isa::kVmx ? " VMX" : from == Isa::kSvm ? "n SVM" : "n arm64") +
+               "--reason " + f.reason + " is a" +
+                   (from == Isa::kVmx   ? " VMX"
+                    : from == Isa::kSvm ? "n SVM"
+                                        : "n arm64") +
                    what,
                std::string(hint) + "`exitscope report` without --reason lists the trace's reasons");
 }
@@ -172,12 +174,13 @@ Result<DiffThreshold> ParseThreshold(const std::string& text) {
   }
   if (!found) return bad("unknown metric '" + metric + "'");
   if (size_t colon = th.subject.find(':'); colon != std::string::npos) {
-    static const char* kKinds[] = {"msr", "pio", "mmio", "fast_mmio", "cr", "hypercall", "userspace", "apic",
-                                   "vector", "dr", "cr_exit", "io_exit", "ept"};
+    static const char* kKinds[] = {"msr",  "pio",    "mmio", "fast_mmio", "cr",      "hypercall", "userspace",
+                                   "apic", "vector", "dr",   "cr_exit",   "io_exit", "ept"};
     const std::string kind = th.subject.substr(0, colon);
     if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) ||
         colon + 1 == th.subject.size()) {
-      return bad("'" + th.subject + "' is not KIND:KEY of a detail row (kinds: msr, pio, mmio, fast_mmio, cr, "
+      return bad("'" + th.subject +
+                 "' is not KIND:KEY of a detail row (kinds: msr, pio, mmio, fast_mmio, cr, "
                  "hypercall, userspace, apic, vector, dr, cr_exit, io_exit, ept)");
     }
   } else if (th.subject != "all" && th.subject != "total" && !ReasonCodesFromName(th.subject).known()) {
@@ -209,8 +212,7 @@ Result<DiffThreshold> ParseThreshold(const std::string& text) {
   return th;
 }
 
-Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,
-                            std::string_view meaning) {
+Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max, std::string_view meaning) {
   auto v = Ranged(option, text, 0, static_cast<int64_t>(max), meaning);
   if (!v.ok()) return v.error();
   return static_cast<uint64_t>(*v);

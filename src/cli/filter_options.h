@@ -19,11 +19,11 @@
 namespace exitscope {
 
 enum FilterOption : unsigned {
-  kFilterWindow = 1,  // --from, --to
-  kFilterTop = 2,     // --top
-  kFilterPid = 4,     // --pid (-p with kFilterShortPid)
-  kFilterVcpu = 8,    // --vcpu
-  kFilterReason = 16, // --reason
+  kFilterWindow = 1,   // --from, --to
+  kFilterTop = 2,      // --top
+  kFilterPid = 4,      // --pid (-p with kFilterShortPid)
+  kFilterVcpu = 8,     // --vcpu
+  kFilterReason = 16,  // --reason
   kFilterShortPid = 32,
 };
 
@@ -35,7 +35,7 @@ struct Filters {
   std::optional<double> from_s, to_s;
   int top = 0;  // 0 = all
   std::optional<int32_t> pid, vcpu;
-  std::string reason;   // as typed, validated against both ISAs' names
+  std::string reason;  // as typed, validated against both ISAs' names
   ReasonCodes reason_codes;
 };
 
@@ -46,8 +46,7 @@ Result<Filters> ParseFilters(const FilterArgs& args);
 // reason such as read_cr4 on a VMX trace), so a filter never matches nothing in silence.
 Status CheckReasonForIsa(const Filters& filters, Isa isa);
 // A count option (dump --limit, top -n, --rows): an integer 0..max.
-Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max,
-                            std::string_view meaning);
+Result<uint64_t> ParseCount(std::string_view option, const std::string& text, uint64_t max, std::string_view meaning);
 // A `diff --fail-if` threshold, SUBJECT.METRIC OP VALUE: "HLT.p99 > +10%", "all.time > +1ms",
 // "msr:0x6e0.count >= +50%", "npf.rate < -20%". A usage error names the part that is wrong.
 Result<DiffThreshold> ParseThreshold(const std::string& text);

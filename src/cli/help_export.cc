@@ -133,11 +133,11 @@ int RunHelpExport(std::string_view program_summary, std::string_view program_des
     int rc = cmd.run(2, argv);
     recorded = nullptr;
     if (rc != 0 || !c.contains("options")) {
-      return PrintError(MakeError(kExitSoftware, "cli.help-export",
-                                  "`" + self + " --help` did not reach ExitOnParseError (status " +
-                                      std::to_string(rc) + ")",
-                                  "catch CLI::ParseError with `return ExitOnParseError(app, e);` as the other "
-                                  "commands do, so its man page and completion can be generated"));
+      return PrintError(
+          MakeError(kExitSoftware, "cli.help-export",
+                    "`" + self + " --help` did not reach ExitOnParseError (status " + std::to_string(rc) + ")",
+                    "catch CLI::ParseError with `return ExitOnParseError(app, e);` as the other "
+                    "commands do, so its man page and completion can be generated"));
     }
     doc["commands"].push_back(std::move(c));
   }

@@ -24,7 +24,8 @@ int WriteOutputFile(const std::string& path, const std::string& bytes, const cha
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out) {
-    return PrintError(MakeError(kExitIoErr, "output.write-file", std::string("cannot write the ") + what + " to " + path,
+    return PrintError(MakeError(kExitIoErr, "output.write-file",
+                                std::string("cannot write the ") + what + " to " + path,
                                 "check that the directory exists, is writable and has free space"));
   }
   return kExitOk;
@@ -45,19 +46,22 @@ int RunHtmlReport(HtmlReportRequest req) {
   std::unique_ptr<RipTracker> rips;
   std::unique_ptr<ExitCollector> collector;
   Diagnostics collector_diag;  // its own pairer sees no event (the report's pairs the exits)
-  Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
-    bins = std::make_unique<ExitBinner>(src.meta());
-    rips = std::make_unique<RipTracker>(src.meta(), RipFilter{});  // fed the report's accepted exits
-    ReportTaps taps;
-    taps.accepted = {bins.get(), rips.get()};
-    taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
-    if (req.advise) {
-      collector = std::make_unique<ExitCollector>(&src.meta(), &collector_diag);
-      taps.accepted.push_back(collector.get());
-      taps.events = collector.get();
-    }
-    report = BuildReport(src, req.options, {}, taps);
-  }, req.clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), req.path, req.format,
+      [&](KvmEventSource& src) {
+        bins = std::make_unique<ExitBinner>(src.meta());
+        rips = std::make_unique<RipTracker>(src.meta(), RipFilter{});  // fed the report's accepted exits
+        ReportTaps taps;
+        taps.accepted = {bins.get(), rips.get()};
+        taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
+        if (req.advise) {
+          collector = std::make_unique<ExitCollector>(&src.meta(), &collector_diag);
+          taps.accepted.push_back(collector.get());
+          taps.events = collector.get();
+        }
+        report = BuildReport(src, req.options, {}, taps);
+      },
+      req.clock);
   if (!read.ok()) return PrintError(read.error());
   Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(req.filters, isa); !st.ok()) return PrintError(st.error());

@@ -17,11 +17,11 @@ struct HtmlReportRequest {
   std::string path, out;
   InputFormat format = InputFormat::kAuto;
   ReportOptions options;
-  Filters filters;       // for the --reason check against the trace's ISA
+  Filters filters;  // for the --reason check against the trace's ISA
   unsigned threads = 1;
   ClockOptions clock;
   GuestSymbolArgs symbols;
-  bool advise = false;   // add advise's findings (first), as `advise --html`
+  bool advise = false;  // add advise's findings (first), as `advise --html`
   const BenchCosts* bench = nullptr;
 };
 

@@ -29,8 +29,7 @@ void PrintUsage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
-      !std::strcmp(argv[1], "help")) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     PrintUsage(argc < 2 ? stderr : stdout);
     if (argc >= 2) return 0;
     return exitscope::PrintError(exitscope::MakeError(exitscope::kExitUsage, "cli.no-command", "no command given",
@@ -49,7 +48,7 @@ int main(int argc, char** argv) {
       return c.run(argc - 1, argv + 1);
     }
   }
-  return exitscope::PrintError(exitscope::MakeError(
-      exitscope::kExitUsage, "cli.unknown-command", std::string("unknown command '") + argv[1] + "'",
-      "run `exitscope --help` for the list of commands"));
+  return exitscope::PrintError(exitscope::MakeError(exitscope::kExitUsage, "cli.unknown-command",
+                                                    std::string("unknown command '") + argv[1] + "'",
+                                                    "run `exitscope --help` for the list of commands"));
 }

@@ -102,8 +102,8 @@ void PrintProgress(uint64_t done, uint64_t total) {
 
 int RunReportCommand(int argc, char** argv) {
   CLI::App app{"exitscope report: where VMs lose time to exits, per exit reason", "exitscope report"};
-  app.footer(std::string(kReportHelp) + "\n\n" + kHelpInputs + kReportInputsText + "\n\n" + kReportExamples +
-             "\n\n" + kHelpPartial + "\n\n" + kReportExitStatus);
+  app.footer(std::string(kReportHelp) + "\n\n" + kHelpInputs + kReportInputsText + "\n\n" + kReportExamples + "\n\n" +
+             kHelpPartial + "\n\n" + kReportExitStatus);
   std::string path, by = "reason", input_format = "auto";
   ReportOptions options;
   bool json = false, no_details = false;
@@ -167,8 +167,10 @@ int RunReportCommand(int argc, char** argv) {
     WriteStdout(RenderExposition(*tm->metrics, tm->diagnostics, nullptr, o));
     return FinishStdout(tm->partial ? kExitDataErr : kExitOk);
   }
-  options.by = by == "vm" ? GroupBy::kVm : by == "vcpu" ? GroupBy::kVcpu : by == "cpu" ? GroupBy::kCpu
-                                                                           : GroupBy::kReason;
+  options.by = by == "vm"     ? GroupBy::kVm
+               : by == "vcpu" ? GroupBy::kVcpu
+               : by == "cpu"  ? GroupBy::kCpu
+                              : GroupBy::kReason;
   auto filters = ParseFilters(filter_args);
   if (!filters.ok()) return PrintError(filters.error());
   options.pid = filters->pid;
@@ -195,15 +197,16 @@ int RunReportCommand(int argc, char** argv) {
                                 std::string(csv ? "--csv" : "--histogram") + " does not go with --by rip or --folded",
                                 "use --by reason, vm, vcpu or cpu with it"));
   }
-  InputFormat fmt = input_format == "tracedat" ? InputFormat::kTraceDat
+  InputFormat fmt = input_format == "tracedat"                             ? InputFormat::kTraceDat
                     : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
-                    : input_format == "text"   ? InputFormat::kText
-                                               : InputFormat::kAuto;
+                    : input_format == "text"                               ? InputFormat::kText
+                                                                           : InputFormat::kAuto;
   // The symbol options only act with --by rip / --folded, but a bad value is refused either way.
   if (Status st = ResolveGuestSymbolArgs(&rip_args.symbols); !st.ok()) return PrintError(st.error());
   if (!html_out.empty()) {
     if (by == "rip" || !rip_args.folded.empty() || json) {
-      return PrintError(MakeError(kExitUsage, "report.html-with", "--html cannot be combined with --json, --by rip or --folded",
+      return PrintError(MakeError(kExitUsage, "report.html-with",
+                                  "--html cannot be combined with --json, --by rip or --folded",
                                   "the page already holds the flame graph of --by rip; run the others separately"));
     }
     return RunHtmlReport({path, html_out, fmt, options, *filters, DecodeThreads(threads), clock, rip_args.symbols});
@@ -222,9 +225,8 @@ int RunReportCommand(int argc, char** argv) {
   ProgressFn progress;
   if (tty) progress = PrintProgress;
   Report report;
-  Status read = ReadWithSequentialFallback(&source.value(), path, fmt, [&](KvmEventSource& src) {
-    report = BuildReport(src, options, progress);
-  }, clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), path, fmt, [&](KvmEventSource& src) { report = BuildReport(src, options, progress); }, clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
   Isa isa = report.context.isa == "vmx"     ? Isa::kVmx

@@ -35,7 +35,8 @@ Status ResolveGuestSymbolArgs(GuestSymbolArgs* args) {
     args->options.slide = static_cast<int64_t>(std::stoll(args->slide_text, &used, 16));
     if (used != args->slide_text.size()) throw std::invalid_argument("trailing");
   } catch (...) {
-    return MakeError(kExitUsage, "symbols.bad-slide", "--guest-kaslr-slide '" + args->slide_text + "' is not a hex number",
+    return MakeError(kExitUsage, "symbols.bad-slide",
+                     "--guest-kaslr-slide '" + args->slide_text + "' is not a hex number",
                      "e.g. --guest-kaslr-slide 0x1e600000");
   }
   // KASLR moves the kernel up from where it was linked, never down.
@@ -71,12 +72,15 @@ int RunRipReport(const RipReportRequest& req, RipReportArgs args) {
   }
   std::unique_ptr<RipTracker> tracker_ptr;
   ExitRun run;
-  Status read = ReadWithSequentialFallback(&source.value(), req.path, req.format, [&](KvmEventSource& src) {
-    tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
-    DriveOptions drive;
-    drive.on_start = [&](uint64_t first_ts_ns) { tracker_ptr->SetOrigin(first_ts_ns); };
-    run = DriveExits(src, tracker_ptr.get(), &src.diagnostics(), drive);
-  }, req.clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), req.path, req.format,
+      [&](KvmEventSource& src) {
+        tracker_ptr = std::make_unique<RipTracker>(src.meta(), filter);
+        DriveOptions drive;
+        drive.on_start = [&](uint64_t first_ts_ns) { tracker_ptr->SetOrigin(first_ts_ns); };
+        run = DriveExits(src, tracker_ptr.get(), &src.diagnostics(), drive);
+      },
+      req.clock);
   if (!read.ok()) return PrintError(read.error());
   KvmEventSource& src = **source;
   // Text inputs learn their ISA while read.

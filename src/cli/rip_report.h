@@ -33,11 +33,11 @@ void AddRipReportOptions(CLI::App& app, RipReportArgs* args);
 struct RipReportRequest {
   std::string path;
   InputFormat format = InputFormat::kAuto;
-  Filters filters;      // --pid, --vcpu, --reason; --top = RIPs per reason (0 = default 10)
+  Filters filters;  // --pid, --vcpu, --reason; --top = RIPs per reason (0 = default 10)
   bool json = false;
-  bool table = true;    // false with --folded alone: only the folded file
-  unsigned threads = 1; // decoding threads for an uncompressed trace.dat (DecodeThreads)
-  ClockOptions clock;   // --tsc-khz
+  bool table = true;     // false with --folded alone: only the folded file
+  unsigned threads = 1;  // decoding threads for an uncompressed trace.dat (DecodeThreads)
+  ClockOptions clock;    // --tsc-khz
 };
 int RunRipReport(const RipReportRequest& request, RipReportArgs args);
 

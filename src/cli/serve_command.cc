@@ -25,7 +25,8 @@
 namespace exitscope {
 namespace {
 
-constexpr const char* kServeHelp = R"(Serves this host's VM exits to Prometheus: GET /metrics answers in the Prometheus text format
+constexpr const char* kServeHelp =
+    R"(Serves this host's VM exits to Prometheus: GET /metrics answers in the Prometheus text format
 (0.0.4) or in OpenMetrics 1.0.0 when the scraper's Accept header asks for it (Prometheus does);
 GET / points there; anything else gets 404 or 405. Counts come from kvm_exit/kvm_entry pairs read
 in its own tracefs instance (instances/exitscope-<pid>), removed again on SIGINT/SIGTERM.
@@ -95,8 +96,7 @@ int RunServeCommand(int argc, char** argv) {
   size_t histogram_reasons = 5;
   uint32_t buffer_kb = 4096;
   FilterArgs filter_args;
-  app.add_option("--listen", listen, "ADDR:PORT to listen on (numeric; [::1]:PORT for IPv6)")
-      ->capture_default_str();
+  app.add_option("--listen", listen, "ADDR:PORT to listen on (numeric; [::1]:PORT for IPv6)")->capture_default_str();
   app.add_option("--from-trace", from_trace, "serve this trace's totals instead of the live host");
   app.add_flag("--histogram", histogram, "export exit_duration_seconds for the top reasons");
   app.add_option("--histogram-reasons", histogram_reasons, "how many reasons get the histogram")
@@ -179,8 +179,7 @@ int RunServeCommand(int argc, char** argv) {
   for (int round = 0; !StopRequested();) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count();
     if (elapsed < interval_s) {
-      if (Status st = capture.Poll(std::max(1, std::min(200, static_cast<int>((interval_s - elapsed) * 1000))));
-          !st)
+      if (Status st = capture.Poll(std::max(1, std::min(200, static_cast<int>((interval_s - elapsed) * 1000)))); !st)
         return PrintError(st.error());
       continue;
     }

@@ -21,7 +21,8 @@
 namespace exitscope {
 namespace {
 
-constexpr const char* kTimelineHelp = R"(Writes every exit of the trace as a Chrome trace-event JSON file that the Perfetto UI
+constexpr const char* kTimelineHelp =
+    R"(Writes every exit of the trace as a Chrome trace-event JSON file that the Perfetto UI
 (ui.perfetto.dev, "Open trace file") and chrome://tracing load, offline: a process per VM, a
 thread per vCPU thread, one slice per timed exit (kvm_exit -> kvm_entry) named by its reason with
 its details as args (guest RIP, CPUs, handling and blocked ns, MSR / port / GPA / APIC register …),
@@ -58,7 +59,8 @@ int RunTimelineCommand(int argc, char** argv) {
       ->option_text("N");
   AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow);
   unsigned threads = 0;
-  app.add_option("-j,--threads", threads, "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
+  app.add_option("-j,--threads", threads,
+                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
   ClockOptions clock;
   AddClockOptions(app, &clock);
   try {
@@ -94,23 +96,28 @@ int RunTimelineCommand(int argc, char** argv) {
   std::unique_ptr<ExitBinner> bins;
   std::unique_ptr<ChromeTraceWriter> writer;
   Report report;
-  Status read = ReadWithSequentialFallback(&source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) {
-    if (writer) {  // read again sequentially: start the file over
-      std::fflush(out);
-      if (out != stdout) out = std::freopen(out_path.c_str(), "wb", out);
-    }
-    bins = std::make_unique<ExitBinner>(src.meta());
-    writer = std::make_unique<ChromeTraceWriter>(out, src.meta(), *bins, max_exits);
-    ReportTaps taps;
-    taps.accepted = {bins.get(), writer.get()};
-    taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
-    report = BuildReport(src, options, {}, taps);
-  }, clock);
+  Status read = ReadWithSequentialFallback(
+      &source.value(), path, InputFormat::kAuto,
+      [&](KvmEventSource& src) {
+        if (writer) {  // read again sequentially: start the file over
+          std::fflush(out);
+          if (out != stdout) out = std::freopen(out_path.c_str(), "wb", out);
+        }
+        bins = std::make_unique<ExitBinner>(src.meta());
+        writer = std::make_unique<ChromeTraceWriter>(out, src.meta(), *bins, max_exits);
+        ReportTaps taps;
+        taps.accepted = {bins.get(), writer.get()};
+        taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
+        report = BuildReport(src, options, {}, taps);
+      },
+      clock);
   if (!read.ok()) return PrintError(read.error());
   Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
   if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
   const bool ok = out && writer->Finish(report);
-  if (out && out != stdout && std::fclose(out) != 0) return PrintError(MakeError(kExitIoErr, "timeline.write", "cannot write " + out_path, "free space on its file system"));
+  if (out && out != stdout && std::fclose(out) != 0)
+    return PrintError(
+        MakeError(kExitIoErr, "timeline.write", "cannot write " + out_path, "free space on its file system"));
   if (!ok) {
     return PrintError(MakeError(kExitIoErr, "timeline.write", "cannot write " + out_path,
                                 "free space on its file system, or write elsewhere"));
@@ -123,7 +130,9 @@ int RunTimelineCommand(int argc, char** argv) {
                  "; %llu more NOT written (capped at --max-exits %llu: the file covers the first %.3f s of exits; "
                  "--max-exits 0 writes all, or narrow with --from/--to, --pid, --vcpu, --reason)",
                  static_cast<unsigned long long>(writer->dropped()), static_cast<unsigned long long>(max_exits),
-                 static_cast<double>(writer->first_dropped_ts_ns() - std::min(writer->first_dropped_ts_ns(), bins->origin_ns())) * 1e-9);
+                 static_cast<double>(writer->first_dropped_ts_ns() -
+                                     std::min(writer->first_dropped_ts_ns(), bins->origin_ns())) *
+                     1e-9);
   }
   std::fprintf(stderr, "\n");
   return report.partial ? kExitDataErr : kExitOk;

@@ -19,23 +19,23 @@ namespace exitscope {
 
 int RunTopCommand(int argc, char** argv) {
   CLI::App app{"exitscope top: VM exits on this KVM host, live", "exitscope top"};
-  app.footer(std::string(
-                 "Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
-                 "percentiles (kvm_exit to kvm_entry) over the interval. Traces in its own tracefs instance\n"
-                 "and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
-                 "shown per CPU with it: that interval's numbers are partial. VMs are named from their VMM's\n"
-                 "command line (QEMU -name, Firecracker --id, cloud-hypervisor/crosvm API socket, else uuid or\n"
-                 "comm-pid); vCPUs from the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
-             kHelpLiveNeeds +
-             "\n\n"
-             "Examples:\n"
-             "  sudo exitscope top                       # refresh every second until Ctrl-C\n"
-             "  sudo exitscope top -d 5 -n 12 --rows 5   # one minute in 5 s steps\n"
-             "  sudo exitscope top -p $(pidof qemu-system-x86_64) --reason HLT\n"
-             "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n\n"
-             "Exit status: 0 done; 64 bad option (the hint names the valid values); 69 no tracefs (also a\n"
-             "--tracefs that is not one) or no kvm events (module not loaded);\n"
-             "74 I/O error; 77 permission denied (run as root).");
+  app.footer(
+      std::string("Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
+                  "percentiles (kvm_exit to kvm_entry) over the interval. Traces in its own tracefs instance\n"
+                  "and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
+                  "shown per CPU with it: that interval's numbers are partial. VMs are named from their VMM's\n"
+                  "command line (QEMU -name, Firecracker --id, cloud-hypervisor/crosvm API socket, else uuid or\n"
+                  "comm-pid); vCPUs from the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
+      kHelpLiveNeeds +
+      "\n\n"
+      "Examples:\n"
+      "  sudo exitscope top                       # refresh every second until Ctrl-C\n"
+      "  sudo exitscope top -d 5 -n 12 --rows 5   # one minute in 5 s steps\n"
+      "  sudo exitscope top -p $(pidof qemu-system-x86_64) --reason HLT\n"
+      "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n\n"
+      "Exit status: 0 done; 64 bad option (the hint names the valid values); 69 no tracefs (also a\n"
+      "--tracefs that is not one) or no kvm events (module not loaded);\n"
+      "74 I/O error; 77 permission denied (run as root).");
   double delay_s = 1.0;
   std::string tracefs, count_text, rows_text;
   FilterArgs filter_args;
@@ -55,7 +55,8 @@ int RunTopCommand(int argc, char** argv) {
   }
   auto filters = ParseFilters(filter_args);
   if (!filters.ok()) return PrintError(filters.error());
-  auto count = count_text.empty() ? Result<uint64_t>(0) : ParseCount("-n", count_text, 1000000, "a number of intervals");
+  auto count =
+      count_text.empty() ? Result<uint64_t>(0) : ParseCount("-n", count_text, 1000000, "a number of intervals");
   if (!count.ok()) return PrintError(count.error());
   auto rows = rows_text.empty() ? Result<uint64_t>(15) : ParseCount("--rows", rows_text, 1000000, "rows per table");
   if (!rows.ok()) return PrintError(rows.error());
@@ -94,8 +95,10 @@ int RunTopCommand(int argc, char** argv) {
     TopInterval t = agg.TakeInterval(elapsed, std::move(lost), json ? 0 : *rows);
     for (const auto& c : capture.diagnostics().NonZero()) t.diagnostics[c.name] = c.count;
     std::string text = json ? RenderTopJson(t) + "\n" : RenderTopText(t);
-    if (tty) text = "\x1b[H\x1b[2J" + text;  // clear only a terminal; pipes get plain text
-    else if (!json) text += "\n";
+    if (tty)
+      text = "\x1b[H\x1b[2J" + text;  // clear only a terminal; pipes get plain text
+    else if (!json)
+      text += "\n";
     if (!WriteStdout(text) || !FlushStdout()) {
       break;  // the reader went away (EPIPE) or the disk is full: clean up as for Ctrl-C
     }

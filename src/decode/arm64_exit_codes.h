@@ -34,7 +34,7 @@ inline constexpr uint32_t kEsrEcSve = 0x19;
 inline constexpr uint32_t kEsrEcIabtLow = 0x20;
 inline constexpr uint32_t kEsrEcDabtLow = 0x24;
 inline constexpr uint32_t kEsrEcBrk64 = 0x3c;
-inline constexpr uint32_t kEsrEcMax = 0x3f;   // ESR_ELx_EC_MAX: EC is 6 bits
+inline constexpr uint32_t kEsrEcMax = 0x3f;  // ESR_ELx_EC_MAX: EC is 6 bits
 inline constexpr int kEsrEcShift = 26;       // ESR_ELx_EC_SHIFT
 
 struct Arm64Name {
@@ -45,27 +45,22 @@ struct Arm64Name {
 // esr.h ESR_ELx_EC_* names (mainline, 6.x). kvm_exit's print fmt (kvm_arm_exception_class in
 // asm/kvm_arm.h) and perf kvm stat name a subset with the same spelling.
 inline constexpr Arm64Name kArm64ExceptionClasses[] = {
-    {0x00, "UNKNOWN"},     {0x01, "WFx"},         {0x03, "CP15_32"},     {0x04, "CP15_64"},
-    {0x05, "CP14_MR"},     {0x06, "CP14_LS"},     {0x07, "FP_ASIMD"},    {0x08, "CP10_ID"},
-    {0x09, "PAC"},         {0x0c, "CP14_64"},     {0x0d, "BTI"},         {0x0e, "ILL"},
-    {0x11, "SVC32"},       {0x12, "HVC32"},       {0x13, "SMC32"},       {0x15, "SVC64"},
-    {0x16, "HVC64"},       {0x17, "SMC64"},       {0x18, "SYS64"},       {0x19, "SVE"},
-    {0x1a, "ERET"},        {0x1c, "FPAC"},        {0x1d, "SME"},         {0x1f, "IMP_DEF"},
-    {0x20, "IABT_LOW"},    {0x21, "IABT_CUR"},    {0x22, "PC_ALIGN"},    {0x24, "DABT_LOW"},
-    {0x25, "DABT_CUR"},    {0x26, "SP_ALIGN"},    {0x27, "MOPS"},        {0x28, "FP_EXC32"},
-    {0x2c, "FP_EXC64"},    {0x2f, "SERROR"},      {0x30, "BREAKPT_LOW"}, {0x31, "BREAKPT_CUR"},
-    {0x32, "SOFTSTP_LOW"}, {0x33, "SOFTSTP_CUR"}, {0x34, "WATCHPT_LOW"}, {0x35, "WATCHPT_CUR"},
+    {0x00, "UNKNOWN"},     {0x01, "WFx"},         {0x03, "CP15_32"},     {0x04, "CP15_64"},     {0x05, "CP14_MR"},
+    {0x06, "CP14_LS"},     {0x07, "FP_ASIMD"},    {0x08, "CP10_ID"},     {0x09, "PAC"},         {0x0c, "CP14_64"},
+    {0x0d, "BTI"},         {0x0e, "ILL"},         {0x11, "SVC32"},       {0x12, "HVC32"},       {0x13, "SMC32"},
+    {0x15, "SVC64"},       {0x16, "HVC64"},       {0x17, "SMC64"},       {0x18, "SYS64"},       {0x19, "SVE"},
+    {0x1a, "ERET"},        {0x1c, "FPAC"},        {0x1d, "SME"},         {0x1f, "IMP_DEF"},     {0x20, "IABT_LOW"},
+    {0x21, "IABT_CUR"},    {0x22, "PC_ALIGN"},    {0x24, "DABT_LOW"},    {0x25, "DABT_CUR"},    {0x26, "SP_ALIGN"},
+    {0x27, "MOPS"},        {0x28, "FP_EXC32"},    {0x2c, "FP_EXC64"},    {0x2f, "SERROR"},      {0x30, "BREAKPT_LOW"},
+    {0x31, "BREAKPT_CUR"}, {0x32, "SOFTSTP_LOW"}, {0x33, "SOFTSTP_CUR"}, {0x34, "WATCHPT_LOW"}, {0x35, "WATCHPT_CUR"},
     {0x38, "BKPT32"},      {0x3a, "VECTOR32"},    {0x3c, "BRK64"},
 };
 
 // The exit types that are not TRAPs, as perf kvm stat prints them (kvm_arm_exception_type in perf's
 // arm64_exception_types.h; the kernel's own print fmt of kvm_exit spells IL "ILLEGAL" there too).
 inline constexpr Arm64Name kArm64ExitTypes[] = {
-    {kArmExceptionIrq, "IRQ"},
-    {kArmExceptionEl1Serror, "SERROR"},
-    {kArmExceptionTrap, "TRAP"},
-    {kArmExceptionIl, "ILLEGAL"},
-    {kArmExceptionHypGone, "HYP_GONE"},
+    {kArmExceptionIrq, "IRQ"},    {kArmExceptionEl1Serror, "SERROR"}, {kArmExceptionTrap, "TRAP"},
+    {kArmExceptionIl, "ILLEGAL"}, {kArmExceptionHypGone, "HYP_GONE"},
 };
 
 // One code per exit reason, as perf kvm stat keys them: a TRAP is its exception class (0..0x3f),
@@ -81,11 +76,11 @@ inline constexpr bool Arm64IsTrap(uint32_t key) { return key < kArm64NonTrapBase
 
 // sysreg.h sys_reg(op0, op1, crn, crm, op2): the encoding kvm_sys_access's fields and a SYS64 ESR
 // map to (the kernel's SYS_* constants).
-inline constexpr uint32_t kSysRegOp0Shift = 19, kSysRegOp1Shift = 16, kSysRegCrnShift = 12,
-                          kSysRegCrmShift = 8, kSysRegOp2Shift = 5;
+inline constexpr uint32_t kSysRegOp0Shift = 19, kSysRegOp1Shift = 16, kSysRegCrnShift = 12, kSysRegCrmShift = 8,
+                          kSysRegOp2Shift = 5;
 inline constexpr uint32_t SysRegEncoding(uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2) {
-  return (op0 << kSysRegOp0Shift) | (op1 << kSysRegOp1Shift) | (crn << kSysRegCrnShift) |
-         (crm << kSysRegCrmShift) | (op2 << kSysRegOp2Shift);
+  return (op0 << kSysRegOp0Shift) | (op1 << kSysRegOp1Shift) | (crn << kSysRegCrnShift) | (crm << kSysRegCrmShift) |
+         (op2 << kSysRegOp2Shift);
 }
 struct SysRegFields {
   uint32_t op0, op1, crn, crm, op2;

@@ -14,9 +14,9 @@ namespace {
 // Exit-reason codes (vmx.h EXIT_REASON_*, svm.h SVM_EXIT_*): decode/exit_reason_codes.h.
 
 // arch/x86/include/asm/vmx.h, interruption-information format (intr_info).
-constexpr uint32_t kIntrInfoVectorMask = 0xff;     // INTR_INFO_VECTOR_MASK, 7:0
-constexpr uint32_t kIntrInfoTypeMask = 0x700;      // INTR_INFO_INTR_TYPE_MASK, 10:8
-constexpr uint32_t kIntrInfoValid = 0x80000000u;   // INTR_INFO_VALID_MASK, 31
+constexpr uint32_t kIntrInfoVectorMask = 0xff;    // INTR_INFO_VECTOR_MASK, 7:0
+constexpr uint32_t kIntrInfoTypeMask = 0x700;     // INTR_INFO_INTR_TYPE_MASK, 10:8
+constexpr uint32_t kIntrInfoValid = 0x80000000u;  // INTR_INFO_VALID_MASK, 31
 // asm/vmx.h exit qualification for MOV CR: CONTROL_REG_ACCESS_NUM (the SDM's 3:0, as vmx.c
 // handle_cr() reads it), CONTROL_REG_ACCESS_TYPE 5:4, CONTROL_REG_ACCESS_REG 11:8.
 constexpr uint64_t kCrNumMask = 0xf;
@@ -68,7 +68,7 @@ constexpr uint64_t kPferrRsvd = 1u << 3;
 constexpr uint64_t kPferrFetch = 1u << 4;
 
 // Access codes of the kinds (stored in QualDetail::access).
-constexpr uint8_t kApicTypeWrite = 1;            // APIC_ACCESS types 0-15 as the SDM numbers them
+constexpr uint8_t kApicTypeWrite = 1;  // APIC_ACCESS types 0-15 as the SDM numbers them
 constexpr uint8_t kApicIncompleteIpi = 16;
 constexpr uint8_t kVectorEoi = 8;                // intr_info types are 0-7
 constexpr uint8_t kCrMovTo = 0, kCrMovFrom = 1;  // CONTROL_REG_ACCESS_TYPE values; 2 clts, 3 lmsw
@@ -83,35 +83,47 @@ struct Named {
 
 // Local APIC registers (arch/x86/include/asm/apicdef.h offsets; the SDM's short names).
 constexpr Named kApicRegs[] = {
-    {0x020, "ID"},      {0x030, "LVR"},     {0x080, "TPR"},     {0x090, "APR"},   {0x0a0, "PPR"},
-    {0x0b0, "EOI"},     {0x0c0, "RRR"},     {0x0d0, "LDR"},     {0x0e0, "DFR"},   {0x0f0, "SPIV"},
-    {0x280, "ESR"},     {0x2f0, "LVTCMCI"}, {0x300, "ICR"},     {0x310, "ICR2"},  {0x320, "LVTT"},
-    {0x330, "LVTTHMR"}, {0x340, "LVTPC"},   {0x350, "LVT0"},    {0x360, "LVT1"},  {0x370, "LVTERR"},
-    {0x380, "TMICT"},   {0x390, "TMCCT"},   {0x3e0, "TDCR"},    {0x3f0, "SELF_IPI"},
+    {0x020, "ID"},   {0x030, "LVR"},    {0x080, "TPR"},   {0x090, "APR"},     {0x0a0, "PPR"},   {0x0b0, "EOI"},
+    {0x0c0, "RRR"},  {0x0d0, "LDR"},    {0x0e0, "DFR"},   {0x0f0, "SPIV"},    {0x280, "ESR"},   {0x2f0, "LVTCMCI"},
+    {0x300, "ICR"},  {0x310, "ICR2"},   {0x320, "LVTT"},  {0x330, "LVTTHMR"}, {0x340, "LVTPC"}, {0x350, "LVT0"},
+    {0x360, "LVT1"}, {0x370, "LVTERR"}, {0x380, "TMICT"}, {0x390, "TMCCT"},   {0x3e0, "TDCR"},  {0x3f0, "SELF_IPI"},
 };
 
 // arch/x86/include/asm/trapnr.h X86_TRAP_*.
-constexpr std::string_view kExceptions[32] = {
-    "#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "#CSO", "#TS", "#NP", "#SS", "#GP",
-    "#PF", "#SPURIOUS", "#MF", "#AC", "#MC", "#XF", "#VE", "#CP", "", "", "", "", "", "", "", "#VC",
-    "", ""};
+constexpr std::string_view kExceptions[32] = {"#DE", "#DB",  "NMI", "#BP", "#OF", "#BR", "#UD", "#NM",
+                                              "#DF", "#CSO", "#TS", "#NP", "#SS", "#GP", "#PF", "#SPURIOUS",
+                                              "#MF", "#AC",  "#MC", "#XF", "#VE", "#CP", "",    "",
+                                              "",    "",     "",    "",    "",    "#VC", "",    ""};
 
 // Linux host system vectors, arch/x86/include/asm/irq_vectors.h (stable 0xec-0xff since 4.x).
 constexpr Named kHostVectors[] = {
-    {0xec, "LOCAL_TIMER"},          {0xed, "HYPERV_STIMER0"},     {0xee, "HYPERV_REENLIGHTENMENT"},
-    {0xef, "MANAGED_IRQ_SHUTDOWN"}, {0xf0, "POSTED_INTR_NESTED"}, {0xf1, "POSTED_INTR_WAKEUP"},
-    {0xf2, "POSTED_INTR"},          {0xf3, "HYPERVISOR_CALLBACK"}, {0xf4, "DEFERRED_ERROR"},
-    {0xf6, "IRQ_WORK"},             {0xf7, "X86_PLATFORM_IPI"},   {0xf8, "REBOOT"},
-    {0xf9, "THRESHOLD_APIC"},       {0xfa, "THERMAL_APIC"},       {0xfb, "CALL_FUNCTION_SINGLE"},
-    {0xfc, "CALL_FUNCTION"},        {0xfd, "RESCHEDULE"},         {0xfe, "ERROR_APIC"},
+    {0xec, "LOCAL_TIMER"},
+    {0xed, "HYPERV_STIMER0"},
+    {0xee, "HYPERV_REENLIGHTENMENT"},
+    {0xef, "MANAGED_IRQ_SHUTDOWN"},
+    {0xf0, "POSTED_INTR_NESTED"},
+    {0xf1, "POSTED_INTR_WAKEUP"},
+    {0xf2, "POSTED_INTR"},
+    {0xf3, "HYPERVISOR_CALLBACK"},
+    {0xf4, "DEFERRED_ERROR"},
+    {0xf6, "IRQ_WORK"},
+    {0xf7, "X86_PLATFORM_IPI"},
+    {0xf8, "REBOOT"},
+    {0xf9, "THRESHOLD_APIC"},
+    {0xfa, "THERMAL_APIC"},
+    {0xfb, "CALL_FUNCTION_SINGLE"},
+    {0xfc, "CALL_FUNCTION"},
+    {0xfd, "RESCHEDULE"},
+    {0xfe, "ERROR_APIC"},
     {0xff, "SPURIOUS_APIC"},
 };
 constexpr uint32_t kFirstExternalVector = 0x20;  // irq_vectors.h FIRST_EXTERNAL_VECTOR
 
 // intr_info types (asm/vmx.h INTR_TYPE_*, bits 10:8) and our EOI.
-constexpr std::string_view kVectorTypes[] = {"external interrupt", "reserved", "NMI", "hardware exception",
-                                             "software interrupt", "privileged software exception",
-                                             "software exception", "other event", "EOI (virtual)"};
+constexpr std::string_view kVectorTypes[] = {
+    "external interrupt", "reserved",           "NMI",
+    "hardware exception", "software interrupt", "privileged software exception",
+    "software exception", "other event",        "EOI (virtual)"};
 
 constexpr std::string_view kGprs[16] = {"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                         "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
@@ -163,8 +175,8 @@ void DecodeVmx(const ExitSample& s, uint64_t gpa, Out* o) {
     }
     case kVmxDrAccess: o->Add(QualKind::kDr, q & kDrNumMask, (q & kDrMovFrom) ? 0 : 1); break;
     case kVmxIoInstruction: {
-      uint8_t access = ((q & kVmxIoIn) ? kIoIn : 0) | ((q & kVmxIoString) ? kIoString : 0) |
-                       ((q & kVmxIoRep) ? kIoRep : 0);
+      uint8_t access =
+          ((q & kVmxIoIn) ? kIoIn : 0) | ((q & kVmxIoString) ? kIoString : 0) | ((q & kVmxIoRep) ? kIoRep : 0);
       o->Add(QualKind::kIo, (q >> kIoPortShift) & 0xffff, access, static_cast<uint32_t>((q & kVmxIoSizeMask) + 1));
       break;
     }
@@ -173,7 +185,10 @@ void DecodeVmx(const ExitSample& s, uint64_t gpa, Out* o) {
       break;
     case kVmxApicWrite: o->Add(QualKind::kApic, q & kApicWriteOffsetMask, kApicTypeWrite); break;
     case kVmxEptViolation: {
-      uint8_t access = (q & kEptAccWrite) ? kEptWrite : (q & kEptAccInstr) ? kEptFetch : (q & kEptAccRead) ? kEptRead : 0;
+      uint8_t access = (q & kEptAccWrite)   ? kEptWrite
+                       : (q & kEptAccInstr) ? kEptFetch
+                       : (q & kEptAccRead)  ? kEptRead
+                                            : 0;
       if (q & kEptProtMask) access |= kEptPresent;
       o->Add(QualKind::kEpt, gpa, access);
       break;
@@ -197,8 +212,8 @@ void DecodeSvm(const ExitSample& s, Out* o) {
   } else if (r == kSvmCr0SelWrite) {
     o->Add(QualKind::kCr, 0, kCrMovTo, kNoGpr);
   } else if (r == kSvmIoio) {
-    uint8_t access = ((i1 & kSvmIoIn) ? kIoIn : 0) | ((i1 & kSvmIoString) ? kIoString : 0) |
-                     ((i1 & kSvmIoRep) ? kIoRep : 0);
+    uint8_t access =
+        ((i1 & kSvmIoIn) ? kIoIn : 0) | ((i1 & kSvmIoString) ? kIoString : 0) | ((i1 & kSvmIoRep) ? kIoRep : 0);
     uint32_t sz = static_cast<uint32_t>((i1 >> kSvmIoSizeShift) & 7);  // 1, 2 or 4: one-hot
     o->Add(QualKind::kIo, (i1 >> kIoPortShift) & 0xffff, access, sz == 4 ? 4 : sz == 2 ? 2 : 1);
   } else if (r == kSvmNpf) {

@@ -43,11 +43,11 @@ inline constexpr int kMaxQualDetails = ExitSample::kMaxDetails + 1;
 int DecodeQualification(const ExitSample& s, QualDetail out[kMaxQualDetails]);
 
 struct QualDetailText {
-  std::string kind;      // "apic", "vector", "dr", "cr_exit", "io_exit", "ept"
-  std::string key;       // how text shows the key: "0x380", "0xec", "4", "-" (unknown GPA)
-  std::string name;      // "TMICT", "LOCAL_TIMER", "#PF", "dr7", "cr4", "PIT ch0" …
-  std::string access;    // "write", "external interrupt", "mov-to (rax)", "in rep string" …
-  bool key_known = true;  // false: JSON prints the key as null
+  std::string kind;        // "apic", "vector", "dr", "cr_exit", "io_exit", "ept"
+  std::string key;         // how text shows the key: "0x380", "0xec", "4", "-" (unknown GPA)
+  std::string name;        // "TMICT", "LOCAL_TIMER", "#PF", "dr7", "cr4", "PIT ch0" …
+  std::string access;      // "write", "external interrupt", "mov-to (rax)", "in rep string" …
+  bool key_known = true;   // false: JSON prints the key as null
   uint64_t key_value = 0;  // the key as a number (a vector without its type bits)
   uint32_t size = 0;       // bytes (io_exit); 0 for the other kinds
 };

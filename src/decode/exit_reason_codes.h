@@ -52,7 +52,7 @@ inline constexpr uint32_t kSvmWriteCr0 = 0x010;  // .. 0x01f write_cr0..15
 inline constexpr uint32_t kSvmReadDr0 = 0x020;   // .. 0x02f read_dr0..15
 inline constexpr uint32_t kSvmWriteDr0 = 0x030;  // .. 0x03f write_dr0..15
 inline constexpr uint32_t kSvmDrCount = 16;
-inline constexpr uint32_t kSvmExcp0 = 0x040;     // .. 0x05f excp0..31 (+ vector)
+inline constexpr uint32_t kSvmExcp0 = 0x040;  // .. 0x05f excp0..31 (+ vector)
 inline constexpr uint32_t kSvmIntr = 0x060;
 inline constexpr uint32_t kSvmNmi = 0x061;
 inline constexpr uint32_t kSvmInit = 0x063;
@@ -78,16 +78,44 @@ inline constexpr uint32_t kSvmSevCodes = 0x80000000;  // SVM_VMGEXIT_* software 
 
 // Exit causes by meaning, across ISAs; what rules and exit-site matching ask for.
 enum class ExitClass : uint8_t {
-  kOther, kHlt, kMsrRead, kMsrWrite, kMsr /* SVM: direction in exit_info1 */, kCpuid, kIo, kDr,
-  kPageFault /* EPT violation / NPF */, kMmioFault /* EPT misconfig: KVM's MMIO fast path */, kExternalInterrupt, kPause, kApicWrite,
-  kApicAccess, kRdpmc, kPreemptionTimer,
-  kSysReg /* arm64 SYS64: a trapped MRS/MSR or system instruction */, kHypercall /* arm64 HVC64/SMC64 */,
+  kOther,
+  kHlt,
+  kMsrRead,
+  kMsrWrite,
+  kMsr /* SVM: direction in exit_info1 */,
+  kCpuid,
+  kIo,
+  kDr,
+  kPageFault /* EPT violation / NPF */,
+  kMmioFault /* EPT misconfig: KVM's MMIO fast path */,
+  kExternalInterrupt,
+  kPause,
+  kApicWrite,
+  kApicAccess,
+  kRdpmc,
+  kPreemptionTimer,
+  kSysReg /* arm64 SYS64: a trapped MRS/MSR or system instruction */,
+  kHypercall /* arm64 HVC64/SMC64 */,
 };
 
-inline constexpr std::string_view kExitClassNames[] = {
-    "other", "HLT", "MSR read", "MSR write", "MSR", "CPUID", "port IO", "debug register",
-    "EPT violation/NPF", "MMIO (EPT misconfig)", "external interrupt", "PAUSE", "APIC write",
-    "APIC access", "RDPMC", "preemption timer", "system register", "HVC/SMC"};
+inline constexpr std::string_view kExitClassNames[] = {"other",
+                                                       "HLT",
+                                                       "MSR read",
+                                                       "MSR write",
+                                                       "MSR",
+                                                       "CPUID",
+                                                       "port IO",
+                                                       "debug register",
+                                                       "EPT violation/NPF",
+                                                       "MMIO (EPT misconfig)",
+                                                       "external interrupt",
+                                                       "PAUSE",
+                                                       "APIC write",
+                                                       "APIC access",
+                                                       "RDPMC",
+                                                       "preemption timer",
+                                                       "system register",
+                                                       "HVC/SMC"};
 inline std::string_view ExitClassName(ExitClass c) { return kExitClassNames[static_cast<int>(c)]; }
 
 inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
@@ -131,9 +159,11 @@ inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
       case kArm64ExitIrq: return ExitClass::kExternalInterrupt;
       case kEsrEcWfx: return ExitClass::kHlt;  // WFI (and WFE: kvm_wfx_arm64 tells them apart)
       case kEsrEcSys64: return ExitClass::kSysReg;
-      case kEsrEcHvc64: case kEsrEcSmc64: return ExitClass::kHypercall;
+      case kEsrEcHvc64:
+      case kEsrEcSmc64: return ExitClass::kHypercall;
       // Stage-2 aborts: a fault on unmapped guest memory, or MMIO (then kvm_mmio follows).
-      case kEsrEcDabtLow: case kEsrEcIabtLow: return ExitClass::kPageFault;
+      case kEsrEcDabtLow:
+      case kEsrEcIabtLow: return ExitClass::kPageFault;
       default: return ExitClass::kOther;
     }
   }

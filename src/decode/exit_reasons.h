@@ -26,9 +26,7 @@ std::optional<uint32_t> ExitReasonFromName(Isa isa, std::string_view name);
 struct ReasonCodes {
   std::vector<uint32_t> vmx, svm, arm64;  // VMX: basic reasons (flags ignored when matching)
   bool known() const { return !vmx.empty() || !svm.empty() || !arm64.empty(); }
-  const std::vector<uint32_t>& of(Isa isa) const {
-    return isa == Isa::kSvm ? svm : isa == Isa::kArm64 ? arm64 : vmx;
-  }
+  const std::vector<uint32_t>& of(Isa isa) const { return isa == Isa::kSvm ? svm : isa == Isa::kArm64 ? arm64 : vmx; }
   bool Matches(Isa isa, uint32_t exit_reason) const;
 };
 ReasonCodes ReasonCodesFromName(std::string_view name);

@@ -58,9 +58,12 @@ void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payloa
     out->append(f.name);
     out->push_back('=');
     if (IsScalar(f)) {
-      if (f.is_signed) fmt::format_to(std::back_inserter(*out), "{}", ReadSigned(&f, payload));
-      else if (f.size == 8) fmt::format_to(std::back_inserter(*out), "{:#x}", ReadUnsigned(&f, payload));
-      else fmt::format_to(std::back_inserter(*out), "{}", ReadUnsigned(&f, payload));
+      if (f.is_signed)
+        fmt::format_to(std::back_inserter(*out), "{}", ReadSigned(&f, payload));
+      else if (f.size == 8)
+        fmt::format_to(std::back_inserter(*out), "{:#x}", ReadUnsigned(&f, payload));
+      else
+        fmt::format_to(std::back_inserter(*out), "{}", ReadUnsigned(&f, payload));
     } else if (IsCharType(f)) {
       out->append(StringValue(FieldBytes(f, payload)));
     } else {
@@ -74,8 +77,10 @@ void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payloa
 void AppendFieldsJson(const EventFormat& format, std::span<const uint8_t> payload, nlohmann::json* out) {
   for (const FieldFormat& f : format.fields) {
     if (IsScalar(f)) {
-      if (f.is_signed) (*out)[f.name] = ReadSigned(&f, payload);
-      else (*out)[f.name] = ReadUnsigned(&f, payload);
+      if (f.is_signed)
+        (*out)[f.name] = ReadSigned(&f, payload);
+      else
+        (*out)[f.name] = ReadUnsigned(&f, payload);
     } else if (IsCharType(f)) {
       (*out)[f.name] = StringValue(FieldBytes(f, payload));
     } else {

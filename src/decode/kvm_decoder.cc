@@ -17,16 +17,34 @@
 namespace exitscope {
 namespace {
 
-enum class Target : uint8_t { kWrite, kVcpu, kReason, kSize, kRip, kInfo1, kInfo2, kIntrInfo,
-                              kErrorCode, kCount, kAux, kIsa, kMmioType, kLevel,
-                              // kvm_sys_access's Op0..Op2, OR-ed into info1 as sys_reg() encodes them
-                              kOp0, kOp1, kCrn, kCrm, kOp2 };
+enum class Target : uint8_t {
+  kWrite,
+  kVcpu,
+  kReason,
+  kSize,
+  kRip,
+  kInfo1,
+  kInfo2,
+  kIntrInfo,
+  kErrorCode,
+  kCount,
+  kAux,
+  kIsa,
+  kMmioType,
+  kLevel,
+  // kvm_sys_access's Op0..Op2, OR-ed into info1 as sys_reg() encodes them
+  kOp0,
+  kOp1,
+  kCrn,
+  kCrm,
+  kOp2
+};
 
 struct FieldSpec {
   const char* name;
   const char* alt_name;  // the field's name on older kernels, or nullptr
   Target target;
-  bool optional;         // absent on some kernels without loss of meaning: not counted
+  bool optional;  // absent on some kernels without loss of meaning: not counted
 };
 
 // Which host ISA's layout of an event a spec is: kvm_exit and kvm_entry differ between x86
@@ -45,82 +63,133 @@ struct KindSpec {
 // trace_arm.h, trace_handle_exit.h, vgic/trace.h (6.1).
 const std::vector<KindSpec>& Specs() {
   static const std::vector<KindSpec> specs = {
-      {"kvm_exit", EventKind::kExit,
-       {{"exit_reason", nullptr, Target::kReason, false}, {"guest_rip", nullptr, Target::kRip, false},
-        {"isa", nullptr, Target::kIsa, true}, {"info1", nullptr, Target::kInfo1, false},
-        {"info2", nullptr, Target::kInfo2, false}, {"intr_info", nullptr, Target::kIntrInfo, true},
-        {"error_code", nullptr, Target::kErrorCode, true}, {"vcpu_id", nullptr, Target::kVcpu, true}},
+      {"kvm_exit",
+       EventKind::kExit,
+       {{"exit_reason", nullptr, Target::kReason, false},
+        {"guest_rip", nullptr, Target::kRip, false},
+        {"isa", nullptr, Target::kIsa, true},
+        {"info1", nullptr, Target::kInfo1, false},
+        {"info2", nullptr, Target::kInfo2, false},
+        {"intr_info", nullptr, Target::kIntrInfo, true},
+        {"error_code", nullptr, Target::kErrorCode, true},
+        {"vcpu_id", nullptr, Target::kVcpu, true}},
        Layout::kX86},
-      {"kvm_entry", EventKind::kEntry,
-       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"rip", nullptr, Target::kRip, true},
+      {"kvm_entry",
+       EventKind::kEntry,
+       {{"vcpu_id", nullptr, Target::kVcpu, false},
+        {"rip", nullptr, Target::kRip, true},
         {"guest_mode", nullptr, Target::kLevel, true}},
        Layout::kX86},
       // arm64: ret and esr_ec fold into one reason after the load (Arm64ExitKey); no vCPU id, the
       // vCPU is the host thread.
-      {"kvm_exit", EventKind::kExit,
-       {{"ret", nullptr, Target::kReason, false}, {"esr_ec", nullptr, Target::kInfo1, false},
+      {"kvm_exit",
+       EventKind::kExit,
+       {{"ret", nullptr, Target::kReason, false},
+        {"esr_ec", nullptr, Target::kInfo1, false},
         {"vcpu_pc", nullptr, Target::kRip, false}},
        Layout::kArm64},
       {"kvm_entry", EventKind::kEntry, {{"vcpu_pc", nullptr, Target::kRip, false}}, Layout::kArm64},
-      {"kvm_sys_access", EventKind::kSysReg,
-       {{"vcpu_pc", nullptr, Target::kRip, false}, {"is_write", nullptr, Target::kWrite, false},
-        {"Op0", nullptr, Target::kOp0, false}, {"Op1", nullptr, Target::kOp1, false},
-        {"CRn", nullptr, Target::kCrn, false}, {"CRm", nullptr, Target::kCrm, false},
+      {"kvm_sys_access",
+       EventKind::kSysReg,
+       {{"vcpu_pc", nullptr, Target::kRip, false},
+        {"is_write", nullptr, Target::kWrite, false},
+        {"Op0", nullptr, Target::kOp0, false},
+        {"Op1", nullptr, Target::kOp1, false},
+        {"CRn", nullptr, Target::kCrn, false},
+        {"CRm", nullptr, Target::kCrm, false},
         {"Op2", nullptr, Target::kOp2, false}}},
       {"kvm_handle_sys_reg", EventKind::kHandleSysReg, {{"hsr", nullptr, Target::kInfo2, false}}},
-      {"kvm_hvc_arm64", EventKind::kHvcArm64,
-       {{"vcpu_pc", nullptr, Target::kRip, false}, {"r0", nullptr, Target::kInfo1, false},
+      {"kvm_hvc_arm64",
+       EventKind::kHvcArm64,
+       {{"vcpu_pc", nullptr, Target::kRip, false},
+        {"r0", nullptr, Target::kInfo1, false},
         {"imm", nullptr, Target::kInfo2, false}}},
-      {"kvm_wfx_arm64", EventKind::kWfx,
+      {"kvm_wfx_arm64",
+       EventKind::kWfx,
        {{"vcpu_pc", nullptr, Target::kRip, false}, {"is_wfe", nullptr, Target::kAux, false}}},
-      {"kvm_guest_fault", EventKind::kGuestFault,
-       {{"vcpu_pc", nullptr, Target::kRip, false}, {"hsr", nullptr, Target::kInfo2, false},
+      {"kvm_guest_fault",
+       EventKind::kGuestFault,
+       {{"vcpu_pc", nullptr, Target::kRip, false},
+        {"hsr", nullptr, Target::kInfo2, false},
         {"ipa", nullptr, Target::kInfo1, false}}},
-      {"kvm_timer_update_irq", EventKind::kTimerIrq,
-       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"irq", nullptr, Target::kInfo1, false},
+      {"kvm_timer_update_irq",
+       EventKind::kTimerIrq,
+       {{"vcpu_id", nullptr, Target::kVcpu, false},
+        {"irq", nullptr, Target::kInfo1, false},
         {"level", nullptr, Target::kAux, false}}},
-      {"vgic_update_irq_pending", EventKind::kVgicIrq,
-       {{"vcpu_id", nullptr, Target::kVcpu, false}, {"irq", nullptr, Target::kInfo1, false},
+      {"vgic_update_irq_pending",
+       EventKind::kVgicIrq,
+       {{"vcpu_id", nullptr, Target::kVcpu, false},
+        {"irq", nullptr, Target::kInfo1, false},
         {"level", nullptr, Target::kAux, false}}},
-      {"kvm_msr", EventKind::kMsr,
-       {{"write", nullptr, Target::kWrite, false}, {"ecx", nullptr, Target::kInfo1, false},
-        {"data", nullptr, Target::kInfo2, false}, {"exception", nullptr, Target::kErrorCode, true}}},
-      {"kvm_pio", EventKind::kPio,
-       {{"rw", nullptr, Target::kWrite, false}, {"port", nullptr, Target::kInfo1, false},
-        {"size", nullptr, Target::kSize, false}, {"count", nullptr, Target::kCount, false},
+      {"kvm_msr",
+       EventKind::kMsr,
+       {{"write", nullptr, Target::kWrite, false},
+        {"ecx", nullptr, Target::kInfo1, false},
+        {"data", nullptr, Target::kInfo2, false},
+        {"exception", nullptr, Target::kErrorCode, true}}},
+      {"kvm_pio",
+       EventKind::kPio,
+       {{"rw", nullptr, Target::kWrite, false},
+        {"port", nullptr, Target::kInfo1, false},
+        {"size", nullptr, Target::kSize, false},
+        {"count", nullptr, Target::kCount, false},
         {"val", nullptr, Target::kInfo2, true}}},
-      {"kvm_mmio", EventKind::kMmio,
-       {{"type", nullptr, Target::kMmioType, false}, {"len", nullptr, Target::kSize, false},
-        {"gpa", nullptr, Target::kInfo1, false}, {"val", nullptr, Target::kInfo2, false}}},
-      {"kvm_cr", EventKind::kCr,
-       {{"rw", nullptr, Target::kWrite, false}, {"cr", nullptr, Target::kSize, false},
+      {"kvm_mmio",
+       EventKind::kMmio,
+       {{"type", nullptr, Target::kMmioType, false},
+        {"len", nullptr, Target::kSize, false},
+        {"gpa", nullptr, Target::kInfo1, false},
         {"val", nullptr, Target::kInfo2, false}}},
-      {"kvm_hypercall", EventKind::kHypercall,
-       {{"nr", nullptr, Target::kInfo1, false}, {"nr", nullptr, Target::kReason, false},
+      {"kvm_cr",
+       EventKind::kCr,
+       {{"rw", nullptr, Target::kWrite, false},
+        {"cr", nullptr, Target::kSize, false},
+        {"val", nullptr, Target::kInfo2, false}}},
+      {"kvm_hypercall",
+       EventKind::kHypercall,
+       {{"nr", nullptr, Target::kInfo1, false},
+        {"nr", nullptr, Target::kReason, false},
         {"a0", nullptr, Target::kInfo2, false}}},
-      {"kvm_userspace_exit", EventKind::kUserspaceExit,
+      {"kvm_userspace_exit",
+       EventKind::kUserspaceExit,
        {{"reason", nullptr, Target::kReason, false}, {"errno", nullptr, Target::kErrorCode, false}}},
-      {"kvm_page_fault", EventKind::kPageFault,
-       {{"vcpu_id", nullptr, Target::kVcpu, true}, {"guest_rip", nullptr, Target::kRip, true},
-        {"fault_address", nullptr, Target::kInfo1, false}, {"error_code", nullptr, Target::kInfo2, false}}},
-      {"kvm_emulate_insn", EventKind::kEmulateInsn,
-       {{"rip", nullptr, Target::kRip, false}, {"len", nullptr, Target::kSize, false},
+      {"kvm_page_fault",
+       EventKind::kPageFault,
+       {{"vcpu_id", nullptr, Target::kVcpu, true},
+        {"guest_rip", nullptr, Target::kRip, true},
+        {"fault_address", nullptr, Target::kInfo1, false},
+        {"error_code", nullptr, Target::kInfo2, false}}},
+      {"kvm_emulate_insn",
+       EventKind::kEmulateInsn,
+       {{"rip", nullptr, Target::kRip, false},
+        {"len", nullptr, Target::kSize, false},
         {"failed", nullptr, Target::kErrorCode, false}}},
       {"kvm_fast_mmio", EventKind::kFastMmio, {{"gpa", nullptr, Target::kInfo1, false}}},
-      {"kvm_cpuid", EventKind::kCpuid,
-       {{"function", nullptr, Target::kInfo1, false}, {"index", nullptr, Target::kCount, true},
+      {"kvm_cpuid",
+       EventKind::kCpuid,
+       {{"function", nullptr, Target::kInfo1, false},
+        {"index", nullptr, Target::kCount, true},
         {"rax", nullptr, Target::kInfo2, false}}},
-      {"kvm_apic_ipi", EventKind::kApicIpi,
+      {"kvm_apic_ipi",
+       EventKind::kApicIpi,
        {{"icr_low", nullptr, Target::kCount, false}, {"dest_id", nullptr, Target::kAux, false}}},
-      {"kvm_apic", EventKind::kApic,
-       {{"rw", nullptr, Target::kWrite, false}, {"reg", nullptr, Target::kAux, false},
+      {"kvm_apic",
+       EventKind::kApic,
+       {{"rw", nullptr, Target::kWrite, false},
+        {"reg", nullptr, Target::kAux, false},
         {"val", nullptr, Target::kInfo2, false}}},
       {"kvm_inj_virq", EventKind::kInjVirq, {{"vector", "irq", Target::kInfo1, false}}},
-      {"kvm_halt_poll_ns", EventKind::kHaltPoll,
-       {{"grow", nullptr, Target::kWrite, false}, {"vcpu_id", nullptr, Target::kVcpu, false},
-        {"new", nullptr, Target::kInfo1, false}, {"old", nullptr, Target::kInfo2, false}}},
-      {"kvm_vcpu_wakeup", EventKind::kVcpuWakeup,
-       {{"ns", nullptr, Target::kInfo1, false}, {"waited", nullptr, Target::kAux, false},
+      {"kvm_halt_poll_ns",
+       EventKind::kHaltPoll,
+       {{"grow", nullptr, Target::kWrite, false},
+        {"vcpu_id", nullptr, Target::kVcpu, false},
+        {"new", nullptr, Target::kInfo1, false},
+        {"old", nullptr, Target::kInfo2, false}}},
+      {"kvm_vcpu_wakeup",
+       EventKind::kVcpuWakeup,
+       {{"ns", nullptr, Target::kInfo1, false},
+        {"waited", nullptr, Target::kAux, false},
         {"valid", nullptr, Target::kWrite, true}}},
   };
   return specs;
@@ -216,8 +285,9 @@ void KvmDecoder::Bindings::BindFast(const BoundKind& k) {
     const Slot *vcpu = SlotOf(k, Target::kVcpu, 4), *rip = SlotOf(k, Target::kRip, 8);
     FastEntry& f = fast_entry;
     const Slot* level = SlotOf(k, Target::kLevel, 1);
-    f.on = need(level ? std::initializer_list<const Slot*>{vcpu, rip, level}
-                      : std::initializer_list<const Slot*>{vcpu, rip}, &f.need);
+    f.on = need(
+        level ? std::initializer_list<const Slot*>{vcpu, rip, level} : std::initializer_list<const Slot*>{vcpu, rip},
+        &f.need);
     if (f.on) {
       f.vcpu = vcpu->offset, f.rip = rip->offset;
       f.level = level ? static_cast<int32_t>(level->offset) : -1;
@@ -295,18 +365,45 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
     const FastExit& f = b_->fast_exit;
     uint32_t isa = Load32(p + f.isa);
     // Every field written: no zeroing pass over the event first.
-    *out = KvmEvent{raw.ts_ns, raw.cpu, tid, EventKind::kExit,
-                    isa == kKvmIsaVmx ? Isa::kVmx : isa == kKvmIsaSvm ? Isa::kSvm : b_->isa_hint, false,
-                    static_cast<int32_t>(Load32(p + f.vcpu)), Load32(p + f.reason), 0, Load64(p + f.rip),
-                    Load64(p + f.info1), Load64(p + f.info2), Load32(p + f.intr_info),
-                    Load32(p + f.error_code), 0, 0};
+    *out = KvmEvent{raw.ts_ns,
+                    raw.cpu,
+                    tid,
+                    EventKind::kExit,
+                    isa == kKvmIsaVmx   ? Isa::kVmx
+                    : isa == kKvmIsaSvm ? Isa::kSvm
+                                        : b_->isa_hint,
+                    false,
+                    static_cast<int32_t>(Load32(p + f.vcpu)),
+                    Load32(p + f.reason),
+                    0,
+                    Load64(p + f.rip),
+                    Load64(p + f.info1),
+                    Load64(p + f.info2),
+                    Load32(p + f.intr_info),
+                    Load32(p + f.error_code),
+                    0,
+                    0};
     return true;
   }
   if (k.kind == EventKind::kEntry && b_->fast_entry.on && n >= b_->fast_entry.need) {
     const FastEntry& f = b_->fast_entry;
     uint32_t level = f.level < 0 ? 0 : 1u + (p[f.level] != 0);
-    *out = KvmEvent{raw.ts_ns, raw.cpu, tid, EventKind::kEntry, b_->isa_hint, false,
-                    static_cast<int32_t>(Load32(p + f.vcpu)), 0, 0, Load64(p + f.rip), 0, 0, 0, 0, 0, level};
+    *out = KvmEvent{raw.ts_ns,
+                    raw.cpu,
+                    tid,
+                    EventKind::kEntry,
+                    b_->isa_hint,
+                    false,
+                    static_cast<int32_t>(Load32(p + f.vcpu)),
+                    0,
+                    0,
+                    Load64(p + f.rip),
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    level};
     return true;
   }
   *out = KvmEvent{};
@@ -319,8 +416,10 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
   for (uint8_t i = 0; i < k.slot_count; ++i) {
     const Slot& s = k.slots[i];
     uint64_t v = 0;
-    if (s.offset + s.size <= n) v = LoadLe(p + s.offset, s.size);
-    else outside = true;
+    if (s.offset + s.size <= n)
+      v = LoadLe(p + s.offset, s.size);
+    else
+      outside = true;
     switch (s.target) {
       case Target::kWrite: out->write = v != 0; break;
       case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
@@ -334,8 +433,10 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
       case Target::kCount: out->count = static_cast<uint32_t>(v); break;
       case Target::kAux: out->aux = static_cast<uint32_t>(v); break;
       case Target::kIsa:
-        if (v == kKvmIsaVmx) out->isa = Isa::kVmx;
-        else if (v == kKvmIsaSvm) out->isa = Isa::kSvm;
+        if (v == kKvmIsaVmx)
+          out->isa = Isa::kVmx;
+        else if (v == kKvmIsaSvm)
+          out->isa = Isa::kSvm;
         break;
       case Target::kMmioType:
         out->aux = static_cast<uint32_t>(v);

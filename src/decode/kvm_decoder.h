@@ -13,8 +13,8 @@ namespace exitscope {
 // Damage a decode found, counted by the caller (decoders are shared by threads) and reported once
 // with Report().
 struct DecodeAnomalies {
-  uint64_t unknown_ids = 0;     // records whose type id no format of the trace has
-  uint64_t field_outside = 0;   // kvm records shorter than a bound field's end
+  uint64_t unknown_ids = 0;    // records whose type id no format of the trace has
+  uint64_t field_outside = 0;  // kvm records shorter than a bound field's end
   void Add(const DecodeAnomalies& o) {
     unknown_ids += o.unknown_ids;
     field_outside += o.field_outside;

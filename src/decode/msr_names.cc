@@ -134,11 +134,10 @@ constexpr Named kMsrs[] = {
 // X2APIC_TMICT).
 constexpr uint32_t kX2ApicBase = 0x800;
 constexpr Named kX2ApicRegs[] = {
-    {0x02, "ID"},         {0x03, "LVR"},        {0x08, "TASKPRI"},    {0x0a, "PROCPRI"},
-    {0x0b, "EOI"},        {0x0d, "LDR"},        {0x0f, "SPIV"},       {0x28, "ESR"},
-    {0x2f, "LVTCMCI"},    {0x30, "ICR"},        {0x32, "LVTT"},       {0x33, "LVTTHMR"},
-    {0x34, "LVTPC"},      {0x35, "LVT0"},       {0x36, "LVT1"},       {0x37, "LVTERR"},
-    {0x38, "TMICT"},      {0x39, "TMCCT"},      {0x3e, "TDCR"},       {0x3f, "SELF_IPI"},
+    {0x02, "ID"},     {0x03, "LVR"},     {0x08, "TASKPRI"}, {0x0a, "PROCPRI"}, {0x0b, "EOI"},
+    {0x0d, "LDR"},    {0x0f, "SPIV"},    {0x28, "ESR"},     {0x2f, "LVTCMCI"}, {0x30, "ICR"},
+    {0x32, "LVTT"},   {0x33, "LVTTHMR"}, {0x34, "LVTPC"},   {0x35, "LVT0"},    {0x36, "LVT1"},
+    {0x37, "LVTERR"}, {0x38, "TMICT"},   {0x39, "TMCCT"},   {0x3e, "TDCR"},    {0x3f, "SELF_IPI"},
 };
 
 // Numbered MSR ranges: first index, count, stride, name prefix (the kernel macro's stem).
@@ -152,13 +151,13 @@ constexpr Range kMsrRanges[] = {
     {0x00000200, 10, 2, "MTRRphysBase"},          // MTRRphysBase_MSR(reg)
     {0x00000201, 10, 2, "MTRRphysMask"},          // MTRRphysMask_MSR(reg)
     {0x00000309, 4, 1, "CORE_PERF_FIXED_CTR"},
-    {0x000004c1, 8, 1, "IA32_PMC"},               // full-width counters
+    {0x000004c1, 8, 1, "IA32_PMC"},  // full-width counters
     {0x40000090, 16, 1, "HV_SINT"},
     {0x400000b0, 4, 2, "HV_STIMER_CONFIG"},
     {0x400000b1, 4, 2, "HV_STIMER_COUNT"},
     {0xc0010000, 4, 1, "K7_EVNTSEL"},
     {0xc0010004, 4, 1, "K7_PERFCTR"},
-    {0xc0010200, 6, 2, "F15H_PERF_CTL"},          // core PMU, interleaved CTL/CTR
+    {0xc0010200, 6, 2, "F15H_PERF_CTL"},  // core PMU, interleaved CTL/CTR
     {0xc0010201, 6, 2, "F15H_PERF_CTR"},
 };
 
@@ -177,19 +176,40 @@ std::string_view Lookup(const Named (&table)[N], uint32_t key) {
 
 // i/o ports of the PC platform and QEMU's machines (hw/i386/pc.c, hw/nvram/fw_cfg.c).
 constexpr Named kPorts[] = {
-    {0x0020, "PIC1 command"},      {0x0021, "PIC1 data"},       {0x00a0, "PIC2 command"},
-    {0x00a1, "PIC2 data"},         {0x04d0, "PIC1 ELCR"},       {0x04d1, "PIC2 ELCR"},
-    {0x0040, "PIT ch0"},           {0x0041, "PIT ch1"},         {0x0042, "PIT ch2"},
-    {0x0043, "PIT mode"},          {0x0060, "i8042 data (PS/2)"}, {0x0064, "i8042 status/cmd (PS/2)"},
-    {0x0061, "port B (speaker/NMI)"}, {0x0070, "CMOS/RTC index"}, {0x0071, "CMOS/RTC data"},
-    {0x0080, "POST code"},         {0x0092, "fast A20"},        {0x00b2, "APM/SMI command"},
-    {0x00b3, "APM status"},        {0x00f4, "QEMU isa-debug-exit (iobase=0xf4)"},
-    {0x0402, "QEMU debugcon"},     {0x0501, "QEMU isa-debug-exit (default)"},
-    {0x0510, "QEMU fw_cfg selector"}, {0x0511, "QEMU fw_cfg data"}, {0x0514, "QEMU fw_cfg DMA"},
-    {0x0600, "ACPI PM1 event"},    {0x0604, "ACPI PM1 control"}, {0x0608, "ACPI PM timer"},
-    {0x0cf8, "PCI CONFIG_ADDRESS"}, {0x0cf9, "PCI reset control"},
-    {0x03f6, "ATA primary control"}, {0x0376, "ATA secondary control"},
-    {0xae00, "QEMU PCI hotplug"},  {0xaf00, "QEMU CPU hotplug"},
+    {0x0020, "PIC1 command"},
+    {0x0021, "PIC1 data"},
+    {0x00a0, "PIC2 command"},
+    {0x00a1, "PIC2 data"},
+    {0x04d0, "PIC1 ELCR"},
+    {0x04d1, "PIC2 ELCR"},
+    {0x0040, "PIT ch0"},
+    {0x0041, "PIT ch1"},
+    {0x0042, "PIT ch2"},
+    {0x0043, "PIT mode"},
+    {0x0060, "i8042 data (PS/2)"},
+    {0x0064, "i8042 status/cmd (PS/2)"},
+    {0x0061, "port B (speaker/NMI)"},
+    {0x0070, "CMOS/RTC index"},
+    {0x0071, "CMOS/RTC data"},
+    {0x0080, "POST code"},
+    {0x0092, "fast A20"},
+    {0x00b2, "APM/SMI command"},
+    {0x00b3, "APM status"},
+    {0x00f4, "QEMU isa-debug-exit (iobase=0xf4)"},
+    {0x0402, "QEMU debugcon"},
+    {0x0501, "QEMU isa-debug-exit (default)"},
+    {0x0510, "QEMU fw_cfg selector"},
+    {0x0511, "QEMU fw_cfg data"},
+    {0x0514, "QEMU fw_cfg DMA"},
+    {0x0600, "ACPI PM1 event"},
+    {0x0604, "ACPI PM1 control"},
+    {0x0608, "ACPI PM timer"},
+    {0x0cf8, "PCI CONFIG_ADDRESS"},
+    {0x0cf9, "PCI reset control"},
+    {0x03f6, "ATA primary control"},
+    {0x0376, "ATA secondary control"},
+    {0xae00, "QEMU PCI hotplug"},
+    {0xaf00, "QEMU CPU hotplug"},
 };
 
 struct PortRange {
@@ -197,8 +217,8 @@ struct PortRange {
   std::string_view name;
 };
 constexpr PortRange kPortRanges[] = {
-    {0x0cfc, 4, "PCI CONFIG_DATA"}, {0x01f0, 8, "ATA primary"}, {0x0170, 8, "ATA secondary"},
-    {0x03c0, 32, "VGA"},            {0x0601, 3, "ACPI PM1 event"}, {0x0609, 3, "ACPI PM timer"},
+    {0x0cfc, 4, "PCI CONFIG_DATA"}, {0x01f0, 8, "ATA primary"},   {0x0170, 8, "ATA secondary"}, {0x03c0, 32, "VGA"},
+    {0x0601, 3, "ACPI PM1 event"},  {0x0609, 3, "ACPI PM timer"},
 };
 
 // 16550 UART register offsets (include/uapi/linux/serial_reg.h).
@@ -207,28 +227,63 @@ constexpr Named kComBases[] = {{0x3f8, "COM1"}, {0x2f8, "COM2"}, {0x3e8, "COM3"}
 
 // include/uapi/linux/kvm.h KVM_EXIT_* (0..40, Linux 6.x).
 constexpr std::string_view kKvmExits[] = {
-    "KVM_EXIT_UNKNOWN",        "KVM_EXIT_EXCEPTION",      "KVM_EXIT_IO",
-    "KVM_EXIT_HYPERCALL",      "KVM_EXIT_DEBUG",          "KVM_EXIT_HLT",
-    "KVM_EXIT_MMIO",           "KVM_EXIT_IRQ_WINDOW_OPEN", "KVM_EXIT_SHUTDOWN",
-    "KVM_EXIT_FAIL_ENTRY",     "KVM_EXIT_INTR",           "KVM_EXIT_SET_TPR",
-    "KVM_EXIT_TPR_ACCESS",     "KVM_EXIT_S390_SIEIC",     "KVM_EXIT_S390_RESET",
-    "KVM_EXIT_DCR",            "KVM_EXIT_NMI",            "KVM_EXIT_INTERNAL_ERROR",
-    "KVM_EXIT_OSI",            "KVM_EXIT_PAPR_HCALL",     "KVM_EXIT_S390_UCONTROL",
-    "KVM_EXIT_WATCHDOG",       "KVM_EXIT_S390_TSCH",      "KVM_EXIT_EPR",
-    "KVM_EXIT_SYSTEM_EVENT",   "KVM_EXIT_S390_STSI",      "KVM_EXIT_IOAPIC_EOI",
-    "KVM_EXIT_HYPERV",         "KVM_EXIT_ARM_NISV",       "KVM_EXIT_X86_RDMSR",
-    "KVM_EXIT_X86_WRMSR",      "KVM_EXIT_DIRTY_RING_FULL", "KVM_EXIT_AP_RESET_HOLD",
-    "KVM_EXIT_X86_BUS_LOCK",   "KVM_EXIT_XEN",            "KVM_EXIT_RISCV_SBI",
-    "KVM_EXIT_RISCV_CSR",      "KVM_EXIT_NOTIFY",         "KVM_EXIT_LOONGARCH_IOCSR",
-    "KVM_EXIT_MEMORY_FAULT",   "KVM_EXIT_TDX",
+    "KVM_EXIT_UNKNOWN",
+    "KVM_EXIT_EXCEPTION",
+    "KVM_EXIT_IO",
+    "KVM_EXIT_HYPERCALL",
+    "KVM_EXIT_DEBUG",
+    "KVM_EXIT_HLT",
+    "KVM_EXIT_MMIO",
+    "KVM_EXIT_IRQ_WINDOW_OPEN",
+    "KVM_EXIT_SHUTDOWN",
+    "KVM_EXIT_FAIL_ENTRY",
+    "KVM_EXIT_INTR",
+    "KVM_EXIT_SET_TPR",
+    "KVM_EXIT_TPR_ACCESS",
+    "KVM_EXIT_S390_SIEIC",
+    "KVM_EXIT_S390_RESET",
+    "KVM_EXIT_DCR",
+    "KVM_EXIT_NMI",
+    "KVM_EXIT_INTERNAL_ERROR",
+    "KVM_EXIT_OSI",
+    "KVM_EXIT_PAPR_HCALL",
+    "KVM_EXIT_S390_UCONTROL",
+    "KVM_EXIT_WATCHDOG",
+    "KVM_EXIT_S390_TSCH",
+    "KVM_EXIT_EPR",
+    "KVM_EXIT_SYSTEM_EVENT",
+    "KVM_EXIT_S390_STSI",
+    "KVM_EXIT_IOAPIC_EOI",
+    "KVM_EXIT_HYPERV",
+    "KVM_EXIT_ARM_NISV",
+    "KVM_EXIT_X86_RDMSR",
+    "KVM_EXIT_X86_WRMSR",
+    "KVM_EXIT_DIRTY_RING_FULL",
+    "KVM_EXIT_AP_RESET_HOLD",
+    "KVM_EXIT_X86_BUS_LOCK",
+    "KVM_EXIT_XEN",
+    "KVM_EXIT_RISCV_SBI",
+    "KVM_EXIT_RISCV_CSR",
+    "KVM_EXIT_NOTIFY",
+    "KVM_EXIT_LOONGARCH_IOCSR",
+    "KVM_EXIT_MEMORY_FAULT",
+    "KVM_EXIT_TDX",
 };
 
 // include/uapi/linux/kvm_para.h KVM_HC_*.
 constexpr std::string_view kHypercalls[] = {
-    "",                      "KVM_HC_VAPIC_POLL_IRQ", "KVM_HC_MMU_OP",
-    "KVM_HC_FEATURES",       "KVM_HC_PPC_MAP_MAGIC_PAGE", "KVM_HC_KICK_CPU",
-    "KVM_HC_MIPS_GET_CLOCK_FREQ", "KVM_HC_MIPS_EXIT_VM", "KVM_HC_MIPS_CONSOLE_OUTPUT",
-    "KVM_HC_CLOCK_PAIRING",  "KVM_HC_SEND_IPI",       "KVM_HC_SCHED_YIELD",
+    "",
+    "KVM_HC_VAPIC_POLL_IRQ",
+    "KVM_HC_MMU_OP",
+    "KVM_HC_FEATURES",
+    "KVM_HC_PPC_MAP_MAGIC_PAGE",
+    "KVM_HC_KICK_CPU",
+    "KVM_HC_MIPS_GET_CLOCK_FREQ",
+    "KVM_HC_MIPS_EXIT_VM",
+    "KVM_HC_MIPS_CONSOLE_OUTPUT",
+    "KVM_HC_CLOCK_PAIRING",
+    "KVM_HC_SEND_IPI",
+    "KVM_HC_SCHED_YIELD",
     "KVM_HC_MAP_GPA_RANGE",
 };
 

@@ -127,9 +127,12 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
       // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h): the
       // names of VMX_EXIT_REASON_FLAGS, then any other flag bits as one hex word ("0x8000000").
       uint32_t word = 0;
-      if (tok == "FAILED_VMENTRY") flags |= kVmxFailedVmentry;
-      else if (tok == "SGX_ENCLAVE_MODE") flags |= kVmxExitReasonSgxEnclaveMode;
-      else if (tok.starts_with("0x") && Hex(tok, &word)) flags |= word & ~kVmxBasicReasonMask;
+      if (tok == "FAILED_VMENTRY")
+        flags |= kVmxFailedVmentry;
+      else if (tok == "SGX_ENCLAVE_MODE")
+        flags |= kVmxExitReasonSgxEnclaveMode;
+      else if (tok.starts_with("0x") && Hex(tok, &word))
+        flags |= word & ~kVmxBasicReasonMask;
       // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
       // "reason UNKNOWN (<full exit_reason in decimal>)" (plugin_kvm.c print_exit_reason).
       else if (reason == "UNKNOWN" && tok.size() > 2 && tok.front() == '(' && tok.back() == ')' &&
@@ -332,14 +335,18 @@ bool TextKvmParser::Mmio(std::string_view body, KvmEvent* out) {
   static constexpr uint32_t kMmioUnsatisfiedRead = 0, kMmioRead = 1, kMmioWrite = 2;
   Tokens t(body);
   std::string_view m, type, k1, len, k2, gpa, k3, val;
-  if (!t.Next(&m) || !t.Next(&type) || !t.Next(&k1) || !t.Next(&len) || !t.Next(&k2) || !t.Next(&gpa) ||
-      m != "mmio" || k1 != "len" || k2 != "gpa") {
+  if (!t.Next(&m) || !t.Next(&type) || !t.Next(&k1) || !t.Next(&len) || !t.Next(&k2) || !t.Next(&gpa) || m != "mmio" ||
+      k1 != "len" || k2 != "gpa") {
     return false;
   }
-  if (type == "write") out->aux = kMmioWrite;
-  else if (type == "read") out->aux = kMmioRead;
-  else if (type == "unsatisfied-read") out->aux = kMmioUnsatisfiedRead;
-  else return false;
+  if (type == "write")
+    out->aux = kMmioWrite;
+  else if (type == "read")
+    out->aux = kMmioRead;
+  else if (type == "unsatisfied-read")
+    out->aux = kMmioUnsatisfiedRead;
+  else
+    return false;
   out->write = out->aux == kMmioWrite;
   if (t.Next(&k3) && k3 == "val" && t.Next(&val) && !Hex(val, &out->info2)) return false;
   return Dec(len, &out->size) && Hex(gpa, &out->info1);

@@ -115,8 +115,8 @@ Result<EventFormat> ParseEventFormat(std::string_view text, std::string_view sys
   }
   if (ev.name.empty() || !have_id) {
     return MakeError(kExitDataErr, "format.incomplete",
-                     "event format text lacks its " + std::string(ev.name.empty() ? "name:" : "ID:") +
-                         " line" + (ev.name.empty() ? "" : " (event '" + ev.name + "')"),
+                     "event format text lacks its " + std::string(ev.name.empty() ? "name:" : "ID:") + " line" +
+                         (ev.name.empty() ? "" : " (event '" + ev.name + "')"),
                      "the trace's format text is damaged or truncated; re-record the trace");
   }
   return ev;

@@ -17,9 +17,9 @@
 namespace exitscope {
 
 struct FieldFormat {
-  std::string name;        // "exit_reason"
-  std::string type;        // "unsigned int", "u64", "__data_loc char[]" …
-  uint32_t offset = 0;     // from the start of the record payload (common_type is at 0)
+  std::string name;     // "exit_reason"
+  std::string type;     // "unsigned int", "u64", "__data_loc char[]" …
+  uint32_t offset = 0;  // from the start of the record payload (common_type is at 0)
   uint32_t size = 0;
   bool is_signed = false;
   bool is_data_loc = false;  // __data_loc: u32 = (len << 16) | offset
@@ -28,8 +28,8 @@ struct FieldFormat {
 
 struct EventFormat {
   uint16_t id = 0;
-  std::string system;      // "kvm"
-  std::string name;        // "kvm_exit"
+  std::string system;  // "kvm"
+  std::string name;    // "kvm_exit"
   std::vector<FieldFormat> common_fields;
   std::vector<FieldFormat> fields;
   std::string print_fmt;

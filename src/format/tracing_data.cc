@@ -8,8 +8,7 @@
 namespace exitscope {
 namespace {
 
-bool ParseOneFormat(std::string_view text, std::string_view system, FormatRegistry* formats,
-                    Diagnostics* diagnostics) {
+bool ParseOneFormat(std::string_view text, std::string_view system, FormatRegistry* formats, Diagnostics* diagnostics) {
   auto ev = ParseEventFormat(text, system);
   if (!ev.ok()) {
     diagnostics->Bump(DiagId::kFormatUnparsable);
@@ -86,8 +85,7 @@ Status ParseTracingData(std::span<const uint8_t> bytes, FormatRegistry* formats,
   TracingDataInfo local;
   if (!info) info = &local;
   auto truncated = [](std::string_view what) {
-    return MakeError(kExitDataErr, "tracing-data.truncated",
-                     "tracing data ends inside its " + std::string(what),
+    return MakeError(kExitDataErr, "tracing-data.truncated", "tracing data ends inside its " + std::string(what),
                      "the file was cut short (disk full, recorder killed?); re-record it");
   };
   if (bytes.size() < kTracingMagicSize || std::memcmp(bytes.data(), kTracingMagic, kTracingMagicSize)) {

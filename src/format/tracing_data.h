@@ -22,12 +22,12 @@ inline constexpr char kTracingMagic[] = "\x17\x08\x44tracing";
 inline constexpr size_t kTracingMagicSize = 10;
 
 struct TracingDataInfo {
-  std::string version;       // "6", "7", "0.6" (perf)
+  std::string version;  // "6", "7", "0.6" (perf)
   uint32_t page_size = 0;
   uint32_t long_size = 8;
-  std::string header_page;   // events/header_page text: the ring-buffer page header layout
+  std::string header_page;  // events/header_page text: the ring-buffer page header layout
   std::string header_event;
-  size_t consumed = 0;       // bytes read; trace.dat v6 continues with the CPU count and options
+  size_t consumed = 0;  // bytes read; trace.dat v6 continues with the CPU count and options
 };
 
 // Parses a whole tracing-data block that starts with kTracingMagic and a "6"/"0.6"-style version:

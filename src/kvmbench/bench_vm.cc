@@ -33,8 +33,8 @@ constexpr uint64_t kPtePresent = 1ull << 0;
 constexpr uint64_t kPteWritable = 1ull << 1;
 constexpr uint64_t kPteLargePage = 1ull << 7;
 // Control-register and EFER bits for 64-bit mode (SDM vol. 3 2.5, 2.2.1).
-constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, kCr0Ne = 1ull << 5,
-                   kCr0Wp = 1ull << 16, kCr0Pg = 1ull << 31;
+constexpr uint64_t kCr0Pe = 1ull << 0, kCr0Mp = 1ull << 1, kCr0Et = 1ull << 4, kCr0Ne = 1ull << 5, kCr0Wp = 1ull << 16,
+                   kCr0Pg = 1ull << 31;
 constexpr uint64_t kCr4Pae = 1ull << 5;
 constexpr uint64_t kEferLme = 1ull << 8, kEferLma = 1ull << 10;
 // RFLAGS bit 1 is reserved and always 1.
@@ -72,17 +72,14 @@ class CpuidBuffer {
   }
   void* arg() { return bytes_.data(); }
   CpuidHeader* header() { return reinterpret_cast<CpuidHeader*>(bytes_.data()); }
-  kvm_cpuid_entry2* entries() {
-    return reinterpret_cast<kvm_cpuid_entry2*>(bytes_.data() + sizeof(CpuidHeader));
-  }
+  kvm_cpuid_entry2* entries() { return reinterpret_cast<kvm_cpuid_entry2*>(bytes_.data() + sizeof(CpuidHeader)); }
 
  private:
   std::vector<uint8_t> bytes_;
 };
 // Per-vCPU binary stats we report (arch/x86/kvm/x86.c kvm_vcpu_stats_desc, Linux 5.14+).
-constexpr const char* kStatNames[] = {"exits",       "io_exits",     "mmio_exits", "halt_exits",
-                                      "irq_exits",   "hypercalls",   "insn_emulation",
-                                      "signal_exits", "request_irq_exits"};
+constexpr const char* kStatNames[] = {"exits",      "io_exits",       "mmio_exits",   "halt_exits",       "irq_exits",
+                                      "hypercalls", "insn_emulation", "signal_exits", "request_irq_exits"};
 
 Error SysError(int code, std::string tag, std::string what) {
   return MakeError(code, std::move(tag), fmt::format("{}: {}", what, std::strerror(errno)));
@@ -169,16 +166,14 @@ Result<std::unique_ptr<KvmHost>> OpenKvmHost(const std::string& device) {
                        "add yourself to the 'kvm' group (sudo usermod -aG kvm $USER, then log in "
                        "again) or run as root");
     }
-    return MakeError(kExitUnavailable, "bench.no-kvm",
-                     fmt::format("cannot open {}: {}", device, std::strerror(errno)),
+    return MakeError(kExitUnavailable, "bench.no-kvm", fmt::format("cannot open {}: {}", device, std::strerror(errno)),
                      "this host offers no KVM: enable virtualization in the firmware and load "
                      "kvm_intel or kvm_amd (modprobe kvm_amd), or run inside tools/kvmhost/run.sh");
   }
   int api = ioctl(host->kvm_fd, KVM_GET_API_VERSION, 0);
   if (api != kKvmApiVersion) {
     return MakeError(kExitUnavailable, "bench.kvm-api",
-                     fmt::format("{} reports KVM API version {}, expected {}", device, api,
-                                 kKvmApiVersion));
+                     fmt::format("{} reports KVM API version {}, expected {}", device, api, kKvmApiVersion));
   }
   auto has = [&](int cap) { return ioctl(host->kvm_fd, KVM_CHECK_EXTENSION, cap) > 0; };
   host->user_msr = has(KVM_CAP_X86_USER_SPACE_MSR) && has(KVM_CAP_X86_MSR_FILTER);
@@ -297,8 +292,8 @@ Status BenchVm::SetGuestDebug(bool on) {
 }
 
 Status BenchVm::SetupMemory() {
-  void* mem = mmap(nullptr, KVMBENCH_RAM_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* mem =
+      mmap(nullptr, KVMBENCH_RAM_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mem == MAP_FAILED) return SysError(kExitSoftware, "bench.mmap", "mmap guest RAM");
   ram_ = static_cast<uint8_t*>(mem);
   auto code = GuestCode();
@@ -381,8 +376,7 @@ Status BenchVm::SetupStats() {
   // Each descriptor is followed by its name; name_size includes the NUL (api.rst 4.133).
   size_t desc_bytes = sizeof(StatsDescHeader) + header.name_size;
   std::vector<uint8_t> descs(desc_bytes * header.num_desc);
-  if (pread(stats_fd_, descs.data(), descs.size(), header.desc_offset) !=
-      static_cast<ssize_t>(descs.size())) {
+  if (pread(stats_fd_, descs.data(), descs.size(), header.desc_offset) != static_cast<ssize_t>(descs.size())) {
     return SysError(kExitSoftware, "bench.stats", "read KVM stats descriptors");
   }
   for (uint32_t i = 0; i < header.num_desc; ++i) {
@@ -444,15 +438,13 @@ Status BenchVm::RunToSync(uint64_t* userspace_exits) {
         if (run_->io.port == KVMBENCH_PORT_USER_IN && run_->io.direction == KVM_EXIT_IO_IN) {
           std::memset(data, 0, static_cast<size_t>(run_->io.size) * run_->io.count);
         } else if (run_->io.port != KVMBENCH_PORT_USER_OUT) {
-          return VcpuError("bench.unexpected-exit",
-                           fmt::format("unexpected port {:#x} access", run_->io.port));
+          return VcpuError("bench.unexpected-exit", fmt::format("unexpected port {:#x} access", run_->io.port));
         }
         break;
       }
       case KVM_EXIT_MMIO:
         if (run_->mmio.phys_addr != KVMBENCH_MMIO_USER_GPA) {
-          return VcpuError("bench.unexpected-exit",
-                           fmt::format("unexpected MMIO at {:#x}", run_->mmio.phys_addr));
+          return VcpuError("bench.unexpected-exit", fmt::format("unexpected MMIO at {:#x}", run_->mmio.phys_addr));
         }
         if (!run_->mmio.is_write) std::memset(run_->mmio.data, 0, sizeof(run_->mmio.data));
         break;
@@ -460,11 +452,8 @@ Status BenchVm::RunToSync(uint64_t* userspace_exits) {
         run_->msr.error = 0;
         run_->msr.data = 0;
         break;
-      case KVM_EXIT_X86_WRMSR:
-        run_->msr.error = 0;
-        break;
-      case KVM_EXIT_HLT:
-        break;
+      case KVM_EXIT_X86_WRMSR: run_->msr.error = 0; break;
+      case KVM_EXIT_HLT: break;
       case KVM_EXIT_INTR:
         if (std::chrono::steady_clock::now() > deadline) {
           return VcpuError("bench.guest-timeout",
@@ -472,8 +461,7 @@ Status BenchVm::RunToSync(uint64_t* userspace_exits) {
         }
         continue;  // our watchdog's signal, not a guest exit
       default:
-        return VcpuError("bench.unexpected-exit",
-                         fmt::format("unexpected KVM exit reason {}", run_->exit_reason));
+        return VcpuError("bench.unexpected-exit", fmt::format("unexpected KVM exit reason {}", run_->exit_reason));
     }
     ++*userspace_exits;
   }

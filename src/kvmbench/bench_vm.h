@@ -23,10 +23,10 @@ struct KvmHost {
   int kvm_fd = -1;
   std::string device;
   CpuVendor vendor = CpuVendor::kOther;
-  std::string vendor_id;   // "AuthenticAMD", "GenuineIntel"
-  bool user_msr = false;   // KVM_CAP_X86_USER_SPACE_MSR and KVM_CAP_X86_MSR_FILTER
-  bool ioeventfd = false;  // KVM_CAP_IOEVENTFD
-  bool stats_fd = false;   // KVM_CAP_BINARY_STATS_FD
+  std::string vendor_id;     // "AuthenticAMD", "GenuineIntel"
+  bool user_msr = false;     // KVM_CAP_X86_USER_SPACE_MSR and KVM_CAP_X86_MSR_FILTER
+  bool ioeventfd = false;    // KVM_CAP_IOEVENTFD
+  bool stats_fd = false;     // KVM_CAP_BINARY_STATS_FD
   bool guest_debug = false;  // KVM_CAP_SET_GUEST_DEBUG
   // The vendor module behind /dev/kvm (kvm_intel, kvm_amd, kvm_pvm; "" if none is visible) and
   // whether /proc/cpuinfo shows hardware virtualization (vmx or svm).
@@ -43,9 +43,9 @@ struct KvmHost {
 Result<std::unique_ptr<KvmHost>> OpenKvmHost(const std::string& device);
 
 struct GuestRun {
-  uint64_t cycles = 0;             // guest TSC delta over all iterations
-  uint64_t userspace_exits = 0;    // KVM_RUN returns, not counting the sync port
-  uint64_t ioeventfd_signals = 0;  // eventfd counter increments during the run
+  uint64_t cycles = 0;                        // guest TSC delta over all iterations
+  uint64_t userspace_exits = 0;               // KVM_RUN returns, not counting the sync port
+  uint64_t ioeventfd_signals = 0;             // eventfd counter increments during the run
   std::map<std::string, uint64_t> kvm_stats;  // deltas of per-vCPU cumulative stats ("exits", ...)
 };
 

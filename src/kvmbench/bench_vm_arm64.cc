@@ -39,14 +39,11 @@ struct StatsDescHeader {
 };
 static_assert(sizeof(StatsDescHeader) == 16);
 // Per-vCPU binary stats we report (arch/arm64/kvm/guest.c kvm_vcpu_stats_desc, Linux 5.14+).
-constexpr const char* kStatNames[] = {"exits",          "hvc_exit_stat",    "wfe_exit_stat",
-                                      "wfi_exit_stat",  "mmio_exit_user",   "mmio_exit_kernel",
-                                      "signal_exits"};
+constexpr const char* kStatNames[] = {"exits",          "hvc_exit_stat",    "wfe_exit_stat", "wfi_exit_stat",
+                                      "mmio_exit_user", "mmio_exit_kernel", "signal_exits"};
 // Core register ids: KVM_REG_ARM64 | U64 | KVM_REG_ARM_CORE | offset in 32-bit words of struct
 // kvm_regs (arch/arm64/include/uapi/asm/kvm.h): x0..x30 at 2n, pc at 0x40.
-constexpr uint64_t CoreReg(uint64_t words) {
-  return KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | words;
-}
+constexpr uint64_t CoreReg(uint64_t words) { return KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE | words; }
 constexpr uint64_t kRegPc = CoreReg(0x40);
 constexpr uint64_t RegX(int n) { return CoreReg(2 * static_cast<uint64_t>(n)); }
 
@@ -105,8 +102,7 @@ Result<std::unique_ptr<KvmHost>> OpenKvmHost(const std::string& device) {
                        "add yourself to the 'kvm' group (sudo usermod -aG kvm $USER, then log in "
                        "again) or run as root");
     }
-    return MakeError(kExitUnavailable, "bench.no-kvm",
-                     fmt::format("cannot open {}: {}", device, std::strerror(errno)),
+    return MakeError(kExitUnavailable, "bench.no-kvm", fmt::format("cannot open {}: {}", device, std::strerror(errno)),
                      "this host offers no KVM: boot the kernel at EL2 (KVM needs it), or run inside "
                      "tools/kvmhost-arm64/run.sh");
   }
@@ -211,11 +207,8 @@ Status BenchVm::SetupVcpu(const KvmHost& host) {
     }
   }
   const std::pair<uint64_t, uint64_t> regs[] = {
-      {kRegPc, GuestMainAddress()},
-      {RegX(19), KVMBENCH_A64_MAILBOX_GPA},
-      {RegX(20), KVMBENCH_A64_MMIO_GPA},
-      {RegX(21), KVMBENCH_A64_GICD_GPA},
-      {RegX(22), KVMBENCH_A64_GICR_GPA},
+      {kRegPc, GuestMainAddress()},      {RegX(19), KVMBENCH_A64_MAILBOX_GPA}, {RegX(20), KVMBENCH_A64_MMIO_GPA},
+      {RegX(21), KVMBENCH_A64_GICD_GPA}, {RegX(22), KVMBENCH_A64_GICR_GPA},
   };
   for (const auto& [id, value] : regs) {
     uint64_t v = value;

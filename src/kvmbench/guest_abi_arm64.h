@@ -14,10 +14,10 @@
 // Outside every memslot: accesses are stage-2 data aborts (EC DABT_LOW) that KVM hands to the VMM
 // as KVM_EXIT_MMIO, or to an ioeventfd. Offsets from the base, which the guest keeps in x20.
 #define KVMBENCH_A64_MMIO_GPA 0x10000000
-#define KVMBENCH_A64_MMIO_SYNC 0x0        // guest -> VMM: "results written, give me the next test"
-#define KVMBENCH_A64_MMIO_USER 0x1000     // handled by our VMM
+#define KVMBENCH_A64_MMIO_SYNC 0x0          // guest -> VMM: "results written, give me the next test"
+#define KVMBENCH_A64_MMIO_USER 0x1000       // handled by our VMM
 #define KVMBENCH_A64_MMIO_IOEVENTFD 0x2000  // caught by a KVM_IOEVENTFD (never reaches userspace)
-#define KVMBENCH_A64_MMIO_PANIC 0x3000    // an unexpected guest exception: ESR here, ELR at +8
+#define KVMBENCH_A64_MMIO_PANIC 0x3000      // an unexpected guest exception: ESR here, ELR at +8
 
 // The in-kernel vGICv3 (needed so that the guest timer's PPI can end a WFI on Linux 6.1).
 #define KVMBENCH_A64_GICD_GPA 0x08000000  // distributor, 64 KiB

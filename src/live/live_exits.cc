@@ -2,8 +2,7 @@
 
 namespace exitscope {
 
-Result<std::unique_ptr<LiveExitSession>> LiveExitSession::Start(const LiveExitOptions& options,
-                                                                ExitSampleSink* sink,
+Result<std::unique_ptr<LiveExitSession>> LiveExitSession::Start(const LiveExitOptions& options, ExitSampleSink* sink,
                                                                 std::function<void(const LostEvents&)> on_lost) {
   std::string tracefs = options.tracefs;
   if (!tracefs.empty()) {

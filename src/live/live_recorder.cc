@@ -90,8 +90,7 @@ std::string CollectCmdlines(const TracefsInstance& instance, int pid) {
   if (pid > 0) {
     if (auto tids = ThreadsOf(pid); tids.ok()) {
       for (int t : *tids) {
-        std::string comm = ReadSmallFile("/proc/" + std::to_string(pid) + "/task/" +
-                                         std::to_string(t) + "/comm");
+        std::string comm = ReadSmallFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(t) + "/comm");
         while (!comm.empty() && comm.back() == '\n') comm.pop_back();
         if (!comm.empty()) out += std::to_string(t) + " " + comm + "\n";
       }
@@ -142,8 +141,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   if (Status s = instance.SetTracingOn(true); !s) return s.error();
   if (options.on_started) options.on_started(instance.dir());
   while (!StopRequested()) {
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (options.duration_s > 0 && elapsed >= options.duration_s) break;
     int timeout = kPollTimeoutMs;
     if (options.duration_s > 0) {

@@ -7,7 +7,7 @@ namespace exitscope {
 
 void InstallStopHandlers();
 bool StopRequested();
-int StopSignal();  // the signal that asked us to stop (0 when none)
+int StopSignal();         // the signal that asked us to stop (0 when none)
 void ClearStopRequest();  // a new session in the same process (tests)
 
 }  // namespace exitscope

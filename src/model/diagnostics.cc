@@ -11,12 +11,11 @@ std::string_view SeverityName(Severity s) {
   return "?";
 }
 
-void Diagnostics::Bump(std::string_view name, Severity severity, std::string_view description,
-                       uint64_t n) {
+void Diagnostics::Bump(std::string_view name, Severity severity, std::string_view description, uint64_t n) {
   auto it = counters_.find(name);
   if (it == counters_.end()) {
-    it = counters_.emplace(std::string(name),
-                           DiagnosticCounter{std::string(name), severity, std::string(description), 0})
+    it = counters_
+             .emplace(std::string(name), DiagnosticCounter{std::string(name), severity, std::string(description), 0})
              .first;
   }
   it->second.count += n;

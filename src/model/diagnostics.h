@@ -18,7 +18,7 @@ namespace exitscope {
 std::string_view SeverityName(Severity s);
 
 struct DiagnosticCounter {
-  std::string name;         // "tracedat.missed_events"
+  std::string name;  // "tracedat.missed_events"
   Severity severity = Severity::kInfo;
   std::string description;  // one line for humans
   uint64_t count = 0;

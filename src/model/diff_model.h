@@ -34,33 +34,33 @@ constexpr std::string_view DiffNormalizeName(DiffNormalize n) {
 
 // One side of one row. Absent optionals are unknown (no timed exit; no kvm_userspace_exit recorded).
 struct DiffCell {
-  uint64_t count = 0;        // every exit of the row (timed or not)
-  uint64_t timed = 0;        // exits with a handling time
-  double rate_per_s = 0;     // count per second of trace (0 when the trace has no time in ns)
-  double share_pct = 0;      // of the side's reported exits
-  double per_unit = 0;       // count per normalisation unit (DiffNormalize): what the change compares
+  uint64_t count = 0;     // every exit of the row (timed or not)
+  uint64_t timed = 0;     // exits with a handling time
+  double rate_per_s = 0;  // count per second of trace (0 when the trace has no time in ns)
+  double share_pct = 0;   // of the side's reported exits
+  double per_unit = 0;    // count per normalisation unit (DiffNormalize): what the change compares
   std::optional<double> mean_ns, p50_ns, p99_ns;
-  uint64_t total_ns = 0;     // summed handling time of the timed exits
-  double time_per_unit = 0;  // total_ns per normalisation unit
-  std::optional<uint64_t> vmm_count;   // exits that went to the VMM
+  uint64_t total_ns = 0;                // summed handling time of the timed exits
+  double time_per_unit = 0;             // total_ns per normalisation unit
+  std::optional<uint64_t> vmm_count;    // exits that went to the VMM
   std::optional<double> vmm_share_pct;  // of the row's timed exits
   std::optional<uint64_t> vmm_ns, in_kernel_ns;
 };
 
 struct DiffRow {
-  std::string kind;      // "reason", or a detail kind of DetailRow ("msr", "apic", "userspace" …)
-  std::string key;       // reason name, or the detail key as text ("0x6e0", "0x40", "-")
-  std::string name;      // detail: resolved name ("IA32_TSC_DEADLINE", "TMICT", "KVM_EXIT_MMIO")
-  std::string access;    // detail: "read"/"write", "in"/"out" …
+  std::string kind;    // "reason", or a detail kind of DetailRow ("msr", "apic", "userspace" …)
+  std::string key;     // reason name, or the detail key as text ("0x6e0", "0x40", "-")
+  std::string name;    // detail: resolved name ("IA32_TSC_DEADLINE", "TMICT", "KVM_EXIT_MMIO")
+  std::string access;  // detail: "read"/"write", "in"/"out" …
   uint32_t size = 0;
   Isa isa = Isa::kUnknown;  // reason rows: the reason's ISA and code (of the side that has it)
   uint32_t code = 0;
   DiffCell before, after;
   // Relative change of per_unit in % (after / before - 1); absent when before is 0 and after is not.
   std::optional<double> count_change_pct;
-  double time_change_per_unit = 0;  // after.time_per_unit - before.time_per_unit (ns)
-  double count_p = 1;                  // two-sided p of the count test (Holm-adjusted)
-  std::optional<double> latency_p;     // of the latency test (Holm-adjusted); absent: too few exits
+  double time_change_per_unit = 0;       // after.time_per_unit - before.time_per_unit (ns)
+  double count_p = 1;                    // two-sided p of the count test (Holm-adjusted)
+  std::optional<double> latency_p;       // of the latency test (Holm-adjusted); absent: too few exits
   std::optional<double> latency_effect;  // P(after exit slower than before exit), ties half; 0.5 = none
   bool count_beyond_noise = false, latency_beyond_noise = false;
   bool beyond_noise() const { return count_beyond_noise || latency_beyond_noise; }
@@ -71,7 +71,7 @@ struct DiffSide {
   std::string selection;  // "pid 4242, vcpu 0" or "" for the whole trace
   // First to last kvm event (within --from/--to): what rates are per. 0 s when times are not ns.
   double duration_s = 0;
-  uint64_t duration = 0;  // in the trace's unit
+  uint64_t duration = 0;      // in the trace's unit
   uint64_t vcpu_threads = 0;  // vCPU threads with a reported exit
   uint64_t reported = 0;      // exits reported
   bool userspace_known = false;
@@ -102,7 +102,7 @@ struct DiffThreshold {
 };
 struct DiffThresholdResult {
   DiffThreshold threshold;
-  bool matched = false;  // the subject is in one of the traces
+  bool matched = false;                         // the subject is in one of the traces
   std::optional<double> before, after, change;  // change: in % when relative
   bool tripped = false;
   bool beyond_noise = false;  // the row's change is beyond noise

@@ -30,9 +30,9 @@ struct ExitSample {
   int32_t exit_cpu = -1;
   int32_t entry_cpu = -1;
   Isa isa = Isa::kUnknown;
-  uint32_t reason = 0;      // raw exit_reason (VMX flags included)
-  uint64_t ts_ns = 0;       // of the kvm_exit
-  uint64_t dur_ns = 0;      // kvm_entry.ts - kvm_exit.ts
+  uint32_t reason = 0;  // raw exit_reason (VMX flags included)
+  uint64_t ts_ns = 0;   // of the kvm_exit
+  uint64_t dur_ns = 0;  // kvm_entry.ts - kvm_exit.ts
   // The part of dur_ns the vCPU was blocked (HLT/MWAIT waiting for work, not the host handling the
   // exit): set by the pairer; handling_ns() is what totals, %TIME and the advisor's costs use.
   uint64_t blocked_ns = 0;
@@ -42,7 +42,7 @@ struct ExitSample {
   bool to_userspace = false;      // a kvm_userspace_exit was seen: the VMM handled (part of) it
   uint32_t userspace_reason = 0;  // KVM_EXIT_* of the first kvm_userspace_exit
   uint8_t detail_count = 0;
-  uint8_t details_dropped = 0;    // details past kMaxDetails
+  uint8_t details_dropped = 0;  // details past kMaxDetails
   static constexpr int kMaxDetails = 6;
   std::array<ExitDetail, kMaxDetails> details{};
 

@@ -14,9 +14,9 @@ namespace exitscope {
 struct RawEvent {
   uint64_t ts_ns = 0;
   int32_t cpu = -1;
-  int32_t tid = -1;                    // perf sample tid; trace.dat: common_pid of the payload
-  uint16_t type_id = 0;                // common_type
-  std::span<const uint8_t> payload;    // the whole record starting at common_type
+  int32_t tid = -1;                  // perf sample tid; trace.dat: common_pid of the payload
+  uint16_t type_id = 0;              // common_type
+  std::span<const uint8_t> payload;  // the whole record starting at common_type
 };
 
 // One CPU's records in time order, as its ring buffer (or perf's per-CPU stream) wrote them: what

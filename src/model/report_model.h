@@ -41,18 +41,18 @@ struct ReasonRow {
   std::string name;  // kernel spelling, e.g. "EPT_VIOLATION", "npf"
   Isa isa = Isa::kUnknown;
   uint32_t code = 0;
-  uint64_t count = 0;   // every exit of the reason (timed or not)
-  DurationStats stats;  // over the timed ones (stats.count of them)
-  double pct_count = 0, pct_time = 0;  // of the group's exits / timed handling time
-  uint64_t blocked_ns = 0;  // summed blocked time of the timed ones (apart from stats)
+  uint64_t count = 0;                              // every exit of the reason (timed or not)
+  DurationStats stats;                             // over the timed ones (stats.count of them)
+  double pct_count = 0, pct_time = 0;              // of the group's exits / timed handling time
+  uint64_t blocked_ns = 0;                         // summed blocked time of the timed ones (apart from stats)
   uint64_t userspace_count = 0, userspace_ns = 0;  // exits that went to the VMM
-  std::vector<HistogramBin> histogram;  // handling time, ascending; only with ReportOptions::histograms
+  std::vector<HistogramBin> histogram;             // handling time, ascending; only with ReportOptions::histograms
 };
 
 struct GroupReport {
-  std::string kind;   // "all", "vm", "vcpu", "cpu"
-  int64_t id = 0;     // tgid / tid / cpu
-  std::string label;  // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
+  std::string kind;     // "all", "vm", "vcpu", "cpu"
+  int64_t id = 0;       // tgid / tid / cpu
+  std::string label;    // "Salamander4 (pid 60250)", "tid 506 kvmprobe (vcpu 0)", "CPU 1"
   uint64_t count = 0;   // every exit (timed or not)
   DurationStats total;  // over the timed ones
   uint64_t blocked_ns = 0;
@@ -62,14 +62,14 @@ struct GroupReport {
 };
 
 struct DetailRow {
-  std::string kind;    // "msr", "pio", "mmio", "cr", "hypercall", "userspace"; from the exit itself
-                       // (decode/exit_qualification.h): "apic", "vector", "dr", "cr_exit", "io_exit", "ept"
-  uint64_t key = 0;    // MSR index, port, GPA, CR number, hypercall nr, KVM_EXIT_*
-  std::string key_text;  // how text shows the key when not as the kind's default ("-": unknown)
+  std::string kind;       // "msr", "pio", "mmio", "cr", "hypercall", "userspace"; from the exit itself
+                          // (decode/exit_qualification.h): "apic", "vector", "dr", "cr_exit", "io_exit", "ept"
+  uint64_t key = 0;       // MSR index, port, GPA, CR number, hypercall nr, KVM_EXIT_*
+  std::string key_text;   // how text shows the key when not as the kind's default ("-": unknown)
   bool key_known = true;  // false: JSON prints the key as null
-  std::string name;    // resolved name, may be empty
-  std::string access;  // "read"/"write", "in"/"out", "unsatisfied-read", "" …
-  uint32_t size = 0;   // pio/mmio bytes
+  std::string name;       // resolved name, may be empty
+  std::string access;     // "read"/"write", "in"/"out", "unsatisfied-read", "" …
+  uint32_t size = 0;      // pio/mmio bytes
   uint64_t count = 0;
   uint64_t exit_ns = 0;  // summed handling time of the exits that carried this detail
   uint64_t failed = 0;   // kvm_msr accesses that raised #GP
@@ -89,29 +89,29 @@ struct ReportContext {
   uint64_t first_ts_ns = 0, last_ts_ns = 0;
   TimeUnit time_unit = TimeUnit::kNs;
   std::vector<std::string> clock_notes;  // the clock's unit, conversions not applied
-  std::vector<std::string> vms;  // labels of the VMs seen
+  std::vector<std::string> vms;          // labels of the VMs seen
   uint64_t vcpu_threads = 0;
-  std::string filters;           // human summary of active filters, "" for none
+  std::string filters;  // human summary of active filters, "" for none
 };
 
 struct ReportTotals {
-  uint64_t events = 0;    // KvmEvents read
+  uint64_t events = 0;                               // KvmEvents read
   uint64_t kvm_first_ts_ns = 0, kvm_last_ts_ns = 0;  // of the first / last kvm event (the --from origin)
-  uint64_t records = 0;   // records the source read, kvm events or not
-  uint64_t exits = 0;     // kvm_exit events
-  uint64_t entries = 0;   // kvm_entry events
-  uint64_t timed = 0;     // exits paired with their entry (before filters)
-  uint64_t untimed = 0;   // exits without a time (before filters)
+  uint64_t records = 0;                              // records the source read, kvm events or not
+  uint64_t exits = 0;                                // kvm_exit events
+  uint64_t entries = 0;                              // kvm_entry events
+  uint64_t timed = 0;                                // exits paired with their entry (before filters)
+  uint64_t untimed = 0;                              // exits without a time (before filters)
   uint64_t filtered_out = 0;
-  uint64_t reported = 0;  // exits reported (after filters), timed or not
+  uint64_t reported = 0;          // exits reported (after filters), timed or not
   uint64_t reported_threads = 0;  // vCPU threads with a reported exit (after filters)
-  DurationStats all;      // over reported timed exits
+  DurationStats all;              // over reported timed exits
   uint64_t blocked_ns = 0;
   uint64_t userspace_count = 0, userspace_ns = 0;
   // The in-kernel vs VMM split is only claimed when kvm_userspace_exit was recorded (one was seen).
   bool userspace_known = false;
   uint64_t wakeups = 0, wakeups_polled = 0, wakeups_invalid = 0;  // kvm_vcpu_wakeup (0: not recorded)
-  uint64_t silences = 0, silence_ns = 0;  // gaps of every CPU >= kSilenceNs (exit_pairer.h)
+  uint64_t silences = 0, silence_ns = 0;                          // gaps of every CPU >= kSilenceNs (exit_pairer.h)
   uint64_t timer_irqs = 0, vgic_irqs = 0;  // arm64 kvm_timer_update_irq / vgic_update_irq_pending
 };
 

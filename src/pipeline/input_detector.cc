@@ -89,7 +89,10 @@ Result<InputFormat> DetectInputFormat(std::span<const uint8_t> bytes, const std:
   // Printable start: one of the text dialects (trace-cmd report, perf script, tracefs trace).
   bool text = true;
   for (size_t i = 0; i < n; ++i) {
-    if (head[i] < 0x09 || (head[i] > 0x0d && head[i] < 0x20 && head[i] != 0x1b)) { text = false; break; }
+    if (head[i] < 0x09 || (head[i] > 0x0d && head[i] < 0x20 && head[i] != 0x1b)) {
+      text = false;
+      break;
+    }
   }
   if (text) return InputFormat::kText;
   return MakeError(kExitDataErr, "input.unknown-format",

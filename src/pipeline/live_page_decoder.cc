@@ -12,11 +12,15 @@ namespace {
 // One CPU's pages of the interval as a time-ordered record stream for the merger.
 class PagesStream : public CpuRecordStream {
  public:
-  PagesStream(int cpu, const std::vector<uint8_t>& pages, uint32_t page_size,
-              const PageLayout& layout, RingBufferStats* stats, uint32_t pid_offset,
-              uint32_t pid_size)
-      : cpu_(cpu), pages_(pages), page_size_(page_size), layout_(layout), stats_(stats),
-        pid_offset_(pid_offset), pid_size_(pid_size) {}
+  PagesStream(int cpu, const std::vector<uint8_t>& pages, uint32_t page_size, const PageLayout& layout,
+              RingBufferStats* stats, uint32_t pid_offset, uint32_t pid_size)
+      : cpu_(cpu),
+        pages_(pages),
+        page_size_(page_size),
+        layout_(layout),
+        stats_(stats),
+        pid_offset_(pid_offset),
+        pid_size_(pid_size) {}
 
   bool Advance() override {
     lost.cpu = -1;
@@ -117,8 +121,8 @@ void LivePageDecoder::Flush(const std::function<void(const KvmEvent&)>& on_event
   CpuMerger merger;
   for (size_t cpu = 0; cpu < pages_.size(); ++cpu) {
     if (pages_[cpu].empty()) continue;
-    merger.Add(std::make_unique<PagesStream>(static_cast<int>(cpu), pages_[cpu], page_size_,
-                                             layout_, &stats_, pid_offset_, pid_size_));
+    merger.Add(std::make_unique<PagesStream>(static_cast<int>(cpu), pages_[cpu], page_size_, layout_, &stats_,
+                                             pid_offset_, pid_size_));
   }
   RawEvent raw;
   LostEvents lost;

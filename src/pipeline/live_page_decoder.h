@@ -21,8 +21,7 @@ namespace exitscope {
 
 class LivePageDecoder {
  public:
-  static Result<std::unique_ptr<LivePageDecoder>> Create(const TracefsInstance& instance,
-                                                         Diagnostics* diagnostics);
+  static Result<std::unique_ptr<LivePageDecoder>> Create(const TracefsInstance& instance, Diagnostics* diagnostics);
   void AddPage(int cpu, std::span<const uint8_t> page);
   void Flush(const std::function<void(const KvmEvent&)>& on_event,
              const std::function<void(const LostEvents&)>& on_lost);
@@ -38,7 +37,7 @@ class LivePageDecoder {
   std::unique_ptr<KvmDecoder> decoder_;
   Diagnostics* diagnostics_ = nullptr;
   uint32_t page_size_ = 4096;
-  uint32_t pid_offset_ = 4, pid_size_ = 4;  // common_pid, bound from the formats
+  uint32_t pid_offset_ = 4, pid_size_ = 4;   // common_pid, bound from the formats
   std::vector<std::vector<uint8_t>> pages_;  // per CPU, this interval
 };
 

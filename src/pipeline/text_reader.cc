@@ -30,14 +30,13 @@ bool IsHeaderLine(std::string_view line) {
   size_t i = line.find_first_not_of(" \t\r");
   if (i == std::string_view::npos) return true;
   line = line.substr(i);
-  return line[0] == '#' || line.starts_with("cpus=") || line.starts_with("version =") ||
-         line.starts_with("CPU ") || line.starts_with("trace-cmd:");
+  return line[0] == '#' || line.starts_with("cpus=") || line.starts_with("version =") || line.starts_with("CPU ") ||
+         line.starts_with("trace-cmd:");
 }
 
 class TextKvmSource : public KvmEventSource {
  public:
-  TextKvmSource(std::unique_ptr<TextLineReader> lines, const std::string& path, bool raw_ts,
-                const ClockOptions& clock)
+  TextKvmSource(std::unique_ptr<TextLineReader> lines, const std::string& path, bool raw_ts, const ClockOptions& clock)
       : lines_(std::move(lines)), parser_(&diagnostics_), raw_ts_(raw_ts) {
     meta_.source_path = path;
     meta_.source_format = "text";
@@ -161,8 +160,7 @@ class TextKvmSource : public KvmEventSource {
       return;
     }
     dialect_ = d;
-    meta_.source_format = std::string("text: ") + std::string(TextDialectName(d)) +
-                          (lines_->gzip() ? " (gzip)" : "");
+    meta_.source_format = std::string("text: ") + std::string(TextDialectName(d)) + (lines_->gzip() ? " (gzip)" : "");
   }
 
   std::unique_ptr<TextLineReader> lines_;
@@ -174,11 +172,11 @@ class TextKvmSource : public KvmEventSource {
   bool truncation_counted_ = false;
   uint64_t line_no_ = 0;
   uint64_t skipped_ = 0;
-  uint64_t last_ts_ns_ = 0;       // of the last kvm event (loss markers are stamped with it)
-  uint64_t last_line_ts_ns_ = 0;  // of the last event line, kvm or not
+  uint64_t last_ts_ns_ = 0;                       // of the last kvm event (loss markers are stamped with it)
+  uint64_t last_line_ts_ns_ = 0;                  // of the last event line, kvm or not
   uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every event line, kvm or not
-  bool raw_ts_ = false;                            // timestamps printed as plain integers
-  ClockPlan clock_;                                // how raw_ts_ integers become ns (if they do)
+  bool raw_ts_ = false;                           // timestamps printed as plain integers
+  ClockPlan clock_;                               // how raw_ts_ integers become ns (if they do)
   int32_t last_tid_ = -1;
   LostEvents pending_lost_;
 };
@@ -214,8 +212,8 @@ Result<std::unique_ptr<KvmEventSource>> OpenTextSource(std::unique_ptr<MappedFil
   return std::unique_ptr<KvmEventSource>(new TextKvmSource(std::move(lines.value()), path, raw, clock));
 }
 
-Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
-                                                              const std::string& name, const ClockOptions& clock) {
+Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes, const std::string& name,
+                                                             const ClockOptions& clock) {
   auto probe = TextLineReader::Open(MappedFile::View(bytes, name));
   if (!probe) return probe.error();
   bool raw = FirstTimestampIsRaw(probe->get());
@@ -232,8 +230,10 @@ bool LooksLikeTextTrace(std::string_view head) {
     std::string_view line = head.substr(0, nl);
     head.remove_prefix(nl + 1);
     TextLine tl;
-    if (ParseTextLine(line, &tl)) ++events;
-    else if (!IsHeaderLine(line)) ++other;
+    if (ParseTextLine(line, &tl))
+      ++events;
+    else if (!IsHeaderLine(line))
+      ++other;
   }
   return events > 0 && events >= other;
 }

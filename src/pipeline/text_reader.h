@@ -25,8 +25,7 @@ Result<std::unique_ptr<KvmEventSource>> OpenTextSource(const std::string& path, 
 // The same over an input already opened (and sniffed) once: a pipe cannot be opened again.
 Result<std::unique_ptr<KvmEventSource>> OpenTextSource(std::unique_ptr<MappedFile> input, const ClockOptions& clock);
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
-Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes,
-                                                             const std::string& name,
+Result<std::unique_ptr<KvmEventSource>> OpenTextSourceBuffer(std::span<const uint8_t> bytes, const std::string& name,
                                                              const ClockOptions& clock = {});
 
 // True when the first lines of `head` look like one of the text dialects (for input detection).

@@ -125,8 +125,7 @@ std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceM
   return reader;
 }
 
-Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
-                                                           const std::string& name) {
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes, const std::string& name) {
   auto reader = std::make_unique<TraceDatReader>();
   if (Status s = reader->Open(MappedFile::View(bytes, name), name); !s.ok()) return s.error();
   return std::unique_ptr<RawEventSource>(std::move(reader));

@@ -22,8 +22,7 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(const std::string& path, co
 Result<std::unique_ptr<RawEventSource>> OpenTraceDat(std::unique_ptr<MappedFile> file, const ClockOptions& clock);
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source, `name` is what
 // messages call the input.
-Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes,
-                                                           const std::string& name);
+Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes, const std::string& name);
 
 // The sequential reader (tracedat_reader.cc) over a file OpenTraceDatShared already parsed: the
 // sliced reader hands over a file it will not slice, so the header is parsed once.

@@ -44,12 +44,12 @@ struct CpuWalk {
 struct Slice {
   uint64_t lo_ns = 0, hi_ns = UINT64_MAX;
   std::vector<KvmEvent> events;
-  std::vector<LossAt> losses;                             // marker handed out with events[index]
-  LostEvents tail_lost;                                   // after the last event: for the next slice
-  uint64_t skipped = 0;                                   // records that are not kvm events
+  std::vector<LossAt> losses;  // marker handed out with events[index]
+  LostEvents tail_lost;        // after the last event: for the next slice
+  uint64_t skipped = 0;        // records that are not kvm events
   DecodeAnomalies anomalies;
   uint64_t out_of_order = 0;
-  RecordSpan span;                                        // of every record, kvm or not
+  RecordSpan span;  // of every record, kvm or not
   PageCounters counters;
   std::vector<CpuWalk> walks;
   bool done = false;
@@ -77,8 +77,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     *sliced = false;
     auto file = MappedFile::Open(path);
     if (!file.ok()) return file.error();
-    auto layout =
-        OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_, clock);
+    auto layout = OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_, clock);
     if (!layout.ok()) return layout.error();
     layout_ = *layout;
     if (layout->data_compressed || threads < 2) return Status::Ok();
@@ -202,14 +201,16 @@ class SlicedTraceDatSource : public KvmEventSource {
     if (lo_ns == 0) return 0;
     const std::vector<PageSample>& sm = samples_[c];
     // First sample stamped at or past lo_ns: the answer lies before it and after the one before.
-    auto it = std::lower_bound(sm.begin(), sm.end(), lo_ns,
-                               [](const PageSample& a, uint64_t t) { return a.ts_ns < t; });
+    auto it =
+        std::lower_bound(sm.begin(), sm.end(), lo_ns, [](const PageSample& a, uint64_t t) { return a.ts_ns < t; });
     uint64_t lo = it == sm.begin() ? 0 : std::prev(it)->page + 1;
     uint64_t hi = it == sm.end() ? Pages(c) : it->page;
     while (lo < hi) {  // count of pages stamped before lo_ns
       uint64_t mid = lo + (hi - lo) / 2;
-      if (PageTs(c, mid) < lo_ns) lo = mid + 1;
-      else hi = mid;
+      if (PageTs(c, mid) < lo_ns)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo == 0 ? 0 : lo - 1;
   }
@@ -419,8 +420,8 @@ class SlicedTraceDatSource : public KvmEventSource {
   // Shared with the workers, under mu_.
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t next_ = 0;       // next slice a worker takes
-  size_t consumed_ = 0;   // slices handed out completely
+  size_t next_ = 0;      // next slice a worker takes
+  size_t consumed_ = 0;  // slices handed out completely
   size_t max_ahead_ = 0;
   bool stop_ = false;
   std::vector<std::vector<KvmEvent>> free_;
@@ -436,7 +437,8 @@ class SlicedTraceDatSource : public KvmEventSource {
   DecodeAnomalies anomalies_;
   RecordSpan span_;
   std::map<int32_t, uint64_t> first_ts_ns_;
-  std::vector<uint64_t> released_pages_;     // per CPU, pages below this were released  // per CPU, its first record handed out
+  std::vector<uint64_t>
+      released_pages_;  // per CPU, pages below this were released  // per CPU, its first record handed out
   bool cut_unsafe_ = false;
   bool finished_ = false;
 };
@@ -447,8 +449,7 @@ Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& pa
                                                            uint64_t slice_bytes, const ClockOptions& clock) {
   auto sliced = std::make_unique<SlicedTraceDatSource>();
   bool worth = false;
-  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, clock, &worth);
-      !s.ok()) {
+  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, clock, &worth); !s.ok()) {
     return s.error();
   }
   if (worth) return std::unique_ptr<KvmEventSource>(std::move(sliced));
@@ -462,9 +463,8 @@ size_t SliceCount(const KvmEventSource& source) {
 
 bool ReadsAgainSequentially(const Diagnostics& d) { return d.Count(DiagId::kTracedatSlicesOutOfOrder) != 0; }
 
-Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
-                                  InputFormat format, const std::function<void(KvmEventSource&)>& read,
-                                  const ClockOptions& clock) {
+Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path, InputFormat format,
+                                  const std::function<void(KvmEventSource&)>& read, const ClockOptions& clock) {
   read(**source);
   if (!ReadsAgainSequentially((*source)->diagnostics())) return Status::Ok();
   auto again = OpenKvmEventSource(path, format, 1, clock);

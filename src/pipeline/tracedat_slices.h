@@ -30,8 +30,7 @@ inline constexpr uint64_t kDefaultSliceBytes = 1 << 20;
 // Uncompressed data of at least 4 slices and threads > 1: the sliced reader; otherwise (compressed
 // data, small files, one thread) the sequential reader. `slice_bytes` 0 = kDefaultSliceBytes.
 Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
-                                                           uint64_t slice_bytes = 0,
-                                                           const ClockOptions& clock = {});
+                                                           uint64_t slice_bytes = 0, const ClockOptions& clock = {});
 
 // How many time slices `source` reads in (0: it is not the sliced reader). For tests and progress.
 size_t SliceCount(const KvmEventSource& source);
@@ -44,8 +43,7 @@ bool ReadsAgainSequentially(const Diagnostics& d);
 // and runs `read` over that: only the sequential reader keeps every record where it was. What `read`
 // computed the second time is the answer (`clock` as the first open had it). Errors: the second open
 // failed.
-Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path,
-                                  InputFormat format, const std::function<void(KvmEventSource&)>& read,
-                                  const ClockOptions& clock = {});
+Status ReadWithSequentialFallback(std::unique_ptr<KvmEventSource>* source, const std::string& path, InputFormat format,
+                                  const std::function<void(KvmEventSource&)>& read, const ClockOptions& clock = {});
 
 }  // namespace exitscope

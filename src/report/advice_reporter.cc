@@ -19,8 +19,8 @@ std::string SavingText(const Finding& f) {
   if (f.saving_share == 0 && f.pricing.saving_ns) {
     return fmt::format("saving ≈ {}{}", FormatDuration(f.pricing.saving_ns), from);
   }
-  return fmt::format("saving ≈ {} ({} of exit time){}", FormatDuration(f.pricing.saving_ns), FormatPercent(f.saving_share),
-                     from);
+  return fmt::format("saving ≈ {} ({} of exit time){}", FormatDuration(f.pricing.saving_ns),
+                     FormatPercent(f.saving_share), from);
 }
 
 void RenderFinding(const Finding& f, int n, const Advice& a, std::string* out) {
@@ -43,9 +43,11 @@ void RenderFinding(const Finding& f, int n, const Advice& a, std::string* out) {
 std::string RenderAdviceText(const Advice& a, const std::string& source) {
   std::string out = fmt::format("exitscope advise: {}\n", source);
   if (a.timed_exits == a.exits) {
-    out += fmt::format("{} exits, {} of exit time over {}\n", a.exits, FormatDuration(a.exit_time_ns), FormatDuration(a.span_ns));
+    out += fmt::format("{} exits, {} of exit time over {}\n", a.exits, FormatDuration(a.exit_time_ns),
+                       FormatDuration(a.span_ns));
   } else {
-    std::string time = a.timed_exits ? fmt::format("{} of exit time", FormatDuration(a.exit_time_ns)) : "exit time unknown";
+    std::string time =
+        a.timed_exits ? fmt::format("{} of exit time", FormatDuration(a.exit_time_ns)) : "exit time unknown";
     out += fmt::format("{} exits ({} timed, {} untimed: entry lost or not recorded), {} over {}\n", a.exits,
                        a.timed_exits, a.exits - a.timed_exits, time, FormatDuration(a.span_ns));
   }
@@ -53,13 +55,14 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   if (a.partial) {
     std::string names;
     for (const auto& c : a.partial_counters) names += (names.empty() ? "" : ", ") + c;
-    out += fmt::format("PARTIAL: the trace lost data ({}): counts are lower bounds, confidence lowered a step\n",
-                       names);
+    out +=
+        fmt::format("PARTIAL: the trace lost data ({}): counts are lower bounds, confidence lowered a step\n", names);
   }
   if (!a.bench.empty()) out += fmt::format("bench round trips: {}\n", a.bench);
   if (a.exits && !a.timed_exits && a.bench.empty()) {
-    out += "hint: savings are priced from exit times: record kvm_entry too (-e kvm), or pass --bench FILE "
-           "(`exitscope bench --json` on this host)\n";
+    out +=
+        "hint: savings are priced from exit times: record kvm_entry too (-e kvm), or pass --bench FILE "
+        "(`exitscope bench --json` on this host)\n";
   }
   if (!a.bench_warning.empty()) out += fmt::format("warning: {}\n", a.bench_warning);
   if (a.vmm_known) {
@@ -145,7 +148,9 @@ std::string RenderAdviceJson(const Advice& a, const ReportContext& context,
         {"removes", RemovesId(f.removes)},
         {"saving_ns", priced ? nlohmann::ordered_json(f.pricing.saving_ns) : null},
         {"saving_share", priced && a.exit_time_ns ? nlohmann::ordered_json(f.saving_share) : null},
-        {"priced_from", !priced ? null : f.pricing.source == PriceSource::kBench ? "bench" : "trace"},
+        {"priced_from", !priced                                   ? null
+                        : f.pricing.source == PriceSource::kBench ? "bench"
+                                                                  : "trace"},
         {"saving_how", f.pricing.how},
         {"minor", f.minor},
         {"confidence", ConfidenceName(f.pricing.confidence)},

@@ -38,13 +38,11 @@ void PrintTestList(FILE* out) {
 }
 
 void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) {
-  std::fprintf(out, "exitscope bench on %s (%s, %s, kernel %s, TSC %.3f MHz)\n",
-               report.device.c_str(),
+  std::fprintf(out, "exitscope bench on %s (%s, %s, kernel %s, TSC %.3f MHz)\n", report.device.c_str(),
                report.vendor_id.empty() ? "unknown vendor" : report.vendor_id.c_str(),
-               report.kvm_module.empty() ? "kvm" : report.kvm_module.c_str(),
-               report.kernel_release.c_str(), static_cast<double>(report.tsc_khz) / 1000.0);
-  std::fprintf(out, "%-20s %12s %12s %11s %10s %12s", "test", "cycles/iter", "ns/iter", "iterations",
-               "exits", "rip");
+               report.kvm_module.empty() ? "kvm" : report.kvm_module.c_str(), report.kernel_release.c_str(),
+               static_cast<double>(report.tsc_khz) / 1000.0);
+  std::fprintf(out, "%-20s %12s %12s %11s %10s %12s", "test", "cycles/iter", "ns/iter", "iterations", "exits", "rip");
   if (baseline) std::fprintf(out, " %12s %9s", "baseline", "change");
   std::fprintf(out, "\n");
   for (const auto& r : report.results) {
@@ -53,16 +51,19 @@ void PrintTable(const BenchReport& report, const Baseline* baseline, FILE* out) 
       continue;
     }
     std::string exits = r.exits_known ? std::to_string(r.exits) : "n/a";
-    std::fprintf(out, "%-20s %12.1f %12.1f %11llu %10s %12s", r.name.c_str(), r.cycles_per_iter,
-                 r.ns_per_iter, static_cast<unsigned long long>(r.iterations), exits.c_str(),
-                 Hex(r.exit_rip).c_str());
+    std::fprintf(out, "%-20s %12.1f %12.1f %11llu %10s %12s", r.name.c_str(), r.cycles_per_iter, r.ns_per_iter,
+                 static_cast<unsigned long long>(r.iterations), exits.c_str(), Hex(r.exit_rip).c_str());
     if (baseline) {
       auto it = baseline->find(r.name);
       auto change = ChangePct(r, baseline);
-      if (it != baseline->end()) std::fprintf(out, " %12.1f", it->second);
-      else std::fprintf(out, " %12s", "-");
-      if (change) std::fprintf(out, " %+8.1f%%", *change);
-      else std::fprintf(out, " %9s", "-");
+      if (it != baseline->end())
+        std::fprintf(out, " %12.1f", it->second);
+      else
+        std::fprintf(out, " %12s", "-");
+      if (change)
+        std::fprintf(out, " %+8.1f%%", *change);
+      else
+        std::fprintf(out, " %9s", "-");
     }
     std::fprintf(out, "\n");
   }

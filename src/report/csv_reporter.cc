@@ -30,10 +30,10 @@ std::string Known(bool known, T v) {
 }
 
 constexpr const char* kColumns[] = {
-    "group_kind", "group_id", "group_label", "reason", "isa", "code", "count", "timed_count",
-    "untimed_count", "pct_count", "pct_time", "total_ns", "blocked_ns", "min_ns", "mean_ns", "p50_ns",
-    "p90_ns", "p99_ns", "p999_ns", "max_ns", "userspace_count", "userspace_ns", "in_kernel_count",
-    "in_kernel_ns", "time_unit"};
+    "group_kind",   "group_id",        "group_label",  "reason",   "isa",      "code",       "count",
+    "timed_count",  "untimed_count",   "pct_count",    "pct_time", "total_ns", "blocked_ns", "min_ns",
+    "mean_ns",      "p50_ns",          "p90_ns",       "p99_ns",   "p999_ns",  "max_ns",     "userspace_count",
+    "userspace_ns", "in_kernel_count", "in_kernel_ns", "time_unit"};
 
 }  // namespace
 
@@ -50,12 +50,31 @@ std::string RenderCsvReport(const Report& r) {
     for (const auto& row : g.reasons) {
       const DurationStats& s = row.stats;
       const bool timed = s.count != 0;
-      line({g.kind, Num(g.id), g.label, row.name, std::string(IsaName(row.isa)), Num(row.code), Num(row.count),
-            Num(s.count), Num(row.count - s.count), Num(row.pct_count), Known(timed, row.pct_time),
-            Known(timed, s.total_ns), Known(timed, row.blocked_ns), Known(timed, s.min_ns), Known(timed, s.mean_ns),
-            Known(timed, s.p50_ns), Known(timed, s.p90_ns), Known(timed, s.p99_ns), Known(timed, s.p999_ns),
-            Known(timed, s.max_ns), Known(vmm, row.userspace_count), Known(vmm, row.userspace_ns),
-            Known(vmm, s.count - row.userspace_count), Known(vmm, s.total_ns - row.userspace_ns), unit});
+      line({g.kind,
+            Num(g.id),
+            g.label,
+            row.name,
+            std::string(IsaName(row.isa)),
+            Num(row.code),
+            Num(row.count),
+            Num(s.count),
+            Num(row.count - s.count),
+            Num(row.pct_count),
+            Known(timed, row.pct_time),
+            Known(timed, s.total_ns),
+            Known(timed, row.blocked_ns),
+            Known(timed, s.min_ns),
+            Known(timed, s.mean_ns),
+            Known(timed, s.p50_ns),
+            Known(timed, s.p90_ns),
+            Known(timed, s.p99_ns),
+            Known(timed, s.p999_ns),
+            Known(timed, s.max_ns),
+            Known(vmm, row.userspace_count),
+            Known(vmm, row.userspace_ns),
+            Known(vmm, s.count - row.userspace_count),
+            Known(vmm, s.total_ns - row.userspace_ns),
+            unit});
     }
   }
   return out;

@@ -56,7 +56,8 @@ ordered_json SideJson(const DiffSide& s) {
   const auto& c = s.context;
   ordered_json diags = ordered_json::array();
   for (const auto& d : s.diagnostics) {
-    diags.push_back(ordered_json{{"name", d.name}, {"severity", std::string(SeverityName(d.severity))}, {"count", d.count}});
+    diags.push_back(
+        ordered_json{{"name", d.name}, {"severity", std::string(SeverityName(d.severity))}, {"count", d.count}});
   }
   return ordered_json{{"source", c.source},
                       {"format", c.format},

@@ -72,12 +72,11 @@ std::vector<std::string> Cells(const DiffRow& r, TimeUnit u, bool vmm) {
 std::string SideLine(const char* label, const DiffSide& s, TimeUnit u) {
   const auto& c = s.context;
   std::string duration = u == TimeUnit::kNs ? fmt::format("{:.3f} s", s.duration_s) : FormatDuration(s.duration, u);
-  return fmt::format("  {} {} · {} · ISA {} · duration {} · {} vCPU thread{} · {} exits{}{}{}\n", label,
-                     c.source.empty() ? "-" : c.source, c.format.empty() ? "?" : c.format, c.isa, duration,
-                     s.vcpu_threads, s.vcpu_threads == 1 ? "" : "s", Count(s.reported),
-                     s.selection.empty() ? "" : " · " + s.selection,
-                     s.userspace_known ? "" : " · VMM split unknown (no kvm_userspace_exit)",
-                     s.partial ? " · PARTIAL" : "");
+  return fmt::format(
+      "  {} {} · {} · ISA {} · duration {} · {} vCPU thread{} · {} exits{}{}{}\n", label,
+      c.source.empty() ? "-" : c.source, c.format.empty() ? "?" : c.format, c.isa, duration, s.vcpu_threads,
+      s.vcpu_threads == 1 ? "" : "s", Count(s.reported), s.selection.empty() ? "" : " · " + s.selection,
+      s.userspace_known ? "" : " · VMM split unknown (no kvm_userspace_exit)", s.partial ? " · PARTIAL" : "");
 }
 
 std::string MetricValue(DiffMetric m, double v, TimeUnit u) {
@@ -105,7 +104,8 @@ std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
   out += "\nverdict: " + d.verdict + "\n";
 
   const bool vmm = d.before.userspace_known || d.after.userspace_known;
-  std::vector<std::string> cols = {"EXITS", "CHANGE", "EXITS/S", "SHARE", "MEAN", "P50", "P99", TimeUnitLabel(d.normalize)};
+  std::vector<std::string> cols = {"EXITS", "CHANGE", "EXITS/S", "SHARE",
+                                   "MEAN",  "P50",    "P99",     TimeUnitLabel(d.normalize)};
   if (vmm) cols.push_back("TO VMM");
   cols.push_back("BEYOND NOISE");
 
@@ -159,8 +159,9 @@ std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
       } else if (!r.change) {
         what = fmt::format("{} unknown on a side", DiffMetricName(th.metric));
       } else {
-        std::string change = th.relative ? (std::isinf(*r.change) ? "new" : fmt::format("{:+.1f} %", *r.change))
-                                         : (*r.change < 0 ? "−" : "+") + MetricValue(th.metric, std::fabs(*r.change), u);
+        std::string change = th.relative
+                                 ? (std::isinf(*r.change) ? "new" : fmt::format("{:+.1f} %", *r.change))
+                                 : (*r.change < 0 ? "−" : "+") + MetricValue(th.metric, std::fabs(*r.change), u);
         what = fmt::format("{} → {} ({})", MetricValue(th.metric, *r.before, u), MetricValue(th.metric, *r.after, u),
                            change);
       }

@@ -75,9 +75,8 @@ std::string Draw(const ReasonRow& row, TimeUnit unit) {
   uint64_t fullest = 0;
   for (const auto& b : buckets) fullest = std::max(fullest, b.count);
   out += fmt::format("  {} timed exits{} · log buckets, {} per power of two · p50 {} · p99 {} · max {}\n",
-                     Count(s.count), row.count != s.count ? fmt::format(" (of {})", Count(row.count)) : "",
-                     per_octave, FormatDuration(s.p50_ns, unit), FormatDuration(s.p99_ns, unit),
-                     FormatDuration(s.max_ns, unit));
+                     Count(s.count), row.count != s.count ? fmt::format(" (of {})", Count(row.count)) : "", per_octave,
+                     FormatDuration(s.p50_ns, unit), FormatDuration(s.p99_ns, unit), FormatDuration(s.max_ns, unit));
   std::vector<std::vector<std::string>> lines;
   size_t w_lo = 0, w_hi = 0, w_n = 0;
   for (const auto& b : buckets) {
@@ -85,7 +84,9 @@ std::string Draw(const ReasonRow& row, TimeUnit unit) {
     std::string mark;
     if (p50 >= b.lo && p50 < b.hi) mark += " ◄ p50";
     if (p99 >= b.lo && p99 < b.hi) mark += " ◄ p99";
-    int bar = fullest ? static_cast<int>(std::lround(kBarWidth * static_cast<double>(b.count) / static_cast<double>(fullest))) : 0;
+    int bar =
+        fullest ? static_cast<int>(std::lround(kBarWidth * static_cast<double>(b.count) / static_cast<double>(fullest)))
+                : 0;
     if (b.count && bar == 0) bar = 1;
     std::string bars;
     for (int i = 0; i < bar; ++i) bars += "█";
@@ -97,7 +98,8 @@ std::string Draw(const ReasonRow& row, TimeUnit unit) {
     w_n = std::max(w_n, lines.back()[2].size());
   }
   for (const auto& l : lines) {
-    std::string line = fmt::format("  {:>{}} – {:<{}} {:>{}} {} |{}|{}", l[0], w_lo, l[1], w_hi, l[2], w_n, l[3], l[4], l[5]);
+    std::string line =
+        fmt::format("  {:>{}} – {:<{}} {:>{}} {} |{}|{}", l[0], w_lo, l[1], w_hi, l[2], w_n, l[3], l[4], l[5]);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
@@ -109,8 +111,10 @@ std::string Draw(const ReasonRow& row, TimeUnit unit) {
 std::string RenderTextHistogram(const Report& r, const std::function<bool(const ReasonRow&)>& selected,
                                 const std::string& reason_text) {
   std::string out;
-  if (r.partial) out += "PARTIAL RESULT: the trace lost events or held malformed data (`exitscope report` lists them)\n\n";
-  out += fmt::format("exitscope report --histogram {}: {}\n", reason_text, r.context.source.empty() ? "-" : r.context.source);
+  if (r.partial)
+    out += "PARTIAL RESULT: the trace lost events or held malformed data (`exitscope report` lists them)\n\n";
+  out += fmt::format("exitscope report --histogram {}: {}\n", reason_text,
+                     r.context.source.empty() ? "-" : r.context.source);
   out += "  handling time (exit to entry, a halted vCPU's blocked time apart), bucket [low – high)\n";
   bool any = false;
   for (const auto& g : r.groups) {

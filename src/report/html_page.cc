@@ -26,8 +26,8 @@ std::string ScriptSafe(const std::string& json) {
 // the page carries samples of the C++ spelling, which the browser test compares with the script's.
 nlohmann::json DurationSamples() {
   nlohmann::json s = nlohmann::json::array();
-  for (double v : {0.0, 1.0, 999.0, 999.6, 1000.0, 1234.0, 9999.0, 10'000.0, 99'990.0, 99'999.0, 100'000.0,
-                   123'456.0, 999'999.0, 1e6, 4'193'000.0, 2.148e9, 12.5e9, 345.6e9}) {
+  for (double v : {0.0, 1.0, 999.0, 999.6, 1000.0, 1234.0, 9999.0, 10'000.0, 99'990.0, 99'999.0, 100'000.0, 123'456.0,
+                   999'999.0, 1e6, 4'193'000.0, 2.148e9, 12.5e9, 345.6e9}) {
     s.push_back({v, FormatDuration(v)});
   }
   return s;
@@ -59,15 +59,17 @@ std::string HtmlPage::Render() const {
   data["duration_samples"] = DurationSamples();
   data["sections"] = nlohmann::json::array();
   for (const auto& s : sections_) {
-    data["sections"].push_back({{"id", s.id}, {"kind", s.kind}, {"title", s.title}, {"note", s.note}, {"data", s.data}});
+    data["sections"].push_back(
+        {{"id", s.id}, {"kind", s.kind}, {"title", s.title}, {"note", s.note}, {"data", s.data}});
   }
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"exitscope " EXITSCOPE_VERSION "\">\n";
   // Nothing may load from elsewhere: the page must read the same offline, years later.
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-         "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
   out += "<title>" + HtmlEscape(title_) + "</title>\n<style>\n";
   out += kReportCss;
   out += "</style>\n</head>\n<body>\n<header><h1>" + HtmlEscape(title_) + "</h1>";
@@ -76,11 +78,14 @@ std::string HtmlPage::Render() const {
     out += "<section id=\"" + HtmlEscape(s.id) + "\" data-kind=\"" + HtmlEscape(s.kind) + "\">\n<h2>" +
            HtmlEscape(s.title) + "</h2>\n";
     if (!s.note.empty()) out += "<p class=\"note\">" + HtmlEscape(s.note) + "</p>\n";
-    out += "<div class=\"body\"><p class=\"noscript\">This section is drawn by the page's script.</p></div>\n</section>\n";
+    out +=
+        "<div class=\"body\"><p class=\"noscript\">This section is drawn by the page's script.</p></div>\n</section>\n";
   }
-  out += "</main>\n<footer>exitscope " EXITSCOPE_VERSION " — one self-contained file: no network, no external "
+  out += "</main>\n<footer>exitscope " EXITSCOPE_VERSION
+         " — one self-contained file: no network, no external "
          "resources.</footer>\n";
-  out += "<script type=\"application/json\" id=\"exitscope-data\">" + ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "</script>\n";
+  out += "<script type=\"application/json\" id=\"exitscope-data\">" +
+         ScriptSafe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "</script>\n";
   out += "<script>\n";
   out += kReportJs;
   out += "</script>\n</body>\n</html>\n";

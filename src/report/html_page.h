@@ -27,7 +27,7 @@ struct HtmlSection {
   std::string kind;   // which renderer of report.js draws it
   std::string title;  // the section's heading
   nlohmann::json data;
-  std::string note;   // one line under the heading ("" for none)
+  std::string note;  // one line under the heading ("" for none)
 };
 
 class HtmlPage {

@@ -20,9 +20,7 @@ json ReportJson(const Report& report) {
   return j;
 }
 
-std::string ReasonName(uint64_t key) {
-  return ExitReasonName(static_cast<Isa>(key >> 32), static_cast<uint32_t>(key));
-}
+std::string ReasonName(uint64_t key) { return ExitReasonName(static_cast<Isa>(key >> 32), static_cast<uint32_t>(key)); }
 
 }  // namespace
 
@@ -34,15 +32,17 @@ void AddDurationTexts(json* j, TimeUnit unit) {
   if (!j->is_object()) return;
   json texts = json::object();
   for (auto& [k, v] : j->items()) {
-    if (v.is_number() && k.size() > 3 && k.ends_with("_ns")) texts[k + "_text"] = FormatDuration(v.get<double>(), unit);
-    else AddDurationTexts(&v, unit);
+    if (v.is_number() && k.size() > 3 && k.ends_with("_ns"))
+      texts[k + "_text"] = FormatDuration(v.get<double>(), unit);
+    else
+      AddDurationTexts(&v, unit);
   }
   for (auto& [k, v] : texts.items()) (*j)[k] = v;
 }
 
 HtmlSection ContextSection(const Report& report) {
   json r = ReportJson(report);
-  json d{{"schema", r["schema"]},      {"context", r["context"]},   {"totals", r["totals"]},
+  json d{{"schema", r["schema"]},           {"context", r["context"]}, {"totals", r["totals"]},
          {"diagnostics", r["diagnostics"]}, {"partial", r["partial"]}, {"group_by", r["group_by"]}};
   return {"context", "context", "Trace and diagnostics", std::move(d),
           report.partial ? "PARTIAL RESULT: the trace lost data (see the diagnostics)" : ""};
@@ -86,9 +86,8 @@ HtmlSection LatencySection(const ExitBinner& bins, TimeUnit unit) {
            {"threads", std::move(per_thread)}};
     reasons.push_back(std::move(r));
   }
-  std::sort(reasons.begin(), reasons.end(), [](const json& a, const json& b) {
-    return a["total_ns"].get<uint64_t>() > b["total_ns"].get<uint64_t>();
-  });
+  std::sort(reasons.begin(), reasons.end(),
+            [](const json& a, const json& b) { return a["total_ns"].get<uint64_t>() > b["total_ns"].get<uint64_t>(); });
   json buckets = json::object();
   for (const auto& [b, _] : used) {
     buckets[std::to_string(b)] = {ExitBinner::LatencyBucketLow(b), ExitBinner::LatencyBucketHigh(b),
@@ -109,7 +108,10 @@ HtmlSection RateSection(const ExitBinner& bins) {
       while (!v.empty() && v.back() == 0) v.pop_back();
       reasons[ReasonName(key)] = std::move(v);
     }
-    threads.push_back({{"tid", tid}, {"vm", bins.VmLabel(t)}, {"vm_id", bins.VmId(t)}, {"vcpu", bins.VcpuLabel(t)},
+    threads.push_back({{"tid", tid},
+                       {"vm", bins.VmLabel(t)},
+                       {"vm_id", bins.VmId(t)},
+                       {"vcpu", bins.VcpuLabel(t)},
                        {"reasons", std::move(reasons)}});
   }
   json d{{"bin_ns", bins.bin_ns()},

@@ -20,12 +20,12 @@ namespace exitscope {
 // Adds "<key>_text" beside every numeric "*_ns" member of `j` (recursively), in `unit`.
 void AddDurationTexts(nlohmann::json* j, TimeUnit unit);
 
-HtmlSection ContextSection(const Report& report);   // context, totals, diagnostics
-HtmlSection ReasonsSection(const Report& report);   // per group: exits and time per reason, VMM split
+HtmlSection ContextSection(const Report& report);                   // context, totals, diagnostics
+HtmlSection ReasonsSection(const Report& report);                   // per group: exits and time per reason, VMM split
 HtmlSection LatencySection(const ExitBinner& bins, TimeUnit unit);  // log-axis histograms, p50/p99/p99.9
-HtmlSection RateSection(const ExitBinner& bins);    // exits/s per VM and vCPU over the trace
+HtmlSection RateSection(const ExitBinner& bins);                    // exits/s per VM and vCPU over the trace
 HtmlSection FlameSection(const std::vector<FoldedRow>& rows, const std::string& symbols, TimeUnit unit);
-HtmlSection DetailsSection(const Report& report);   // MSR, port, MMIO … breakdowns
+HtmlSection DetailsSection(const Report& report);  // MSR, port, MMIO … breakdowns
 // `diff --html`: the verdict, both sides' context, and every reason and detail row before -> after
 // (the diff JSON document, durations spelled).
 HtmlSection DiffSection(const DiffReport& diff);

@@ -58,8 +58,8 @@ std::string RenderJsonReport(const Report& r) {
                        {"silences", t.silences},
                        {"silence_ns", t.silence_ns}};
   if (t.timer_irqs || t.vgic_irqs) {  // arm64 only
-    out["totals"]["arm64_irq_events"] = json{{"kvm_timer_update_irq", t.timer_irqs},
-                                             {"vgic_update_irq_pending", t.vgic_irqs}};
+    out["totals"]["arm64_irq_events"] =
+        json{{"kvm_timer_update_irq", t.timer_irqs}, {"vgic_update_irq_pending", t.vgic_irqs}};
   }
   out["group_by"] = r.group_by;
   json groups = json::array();

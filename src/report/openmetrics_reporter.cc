@@ -14,10 +14,14 @@ std::string Escape(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -137,8 +141,7 @@ std::string RenderExposition(const ExitMetrics& metrics, const std::vector<Diagn
         }
         w.Sample("exitscope_exit_duration_seconds_bucket", L({{"domain", name}, {"reason", reason}, {"le", "+Inf"}}),
                  std::to_string(r.timed));
-        w.Sample("exitscope_exit_duration_seconds_sum", L({{"domain", name}, {"reason", reason}}),
-                 Seconds(r.timed_ns));
+        w.Sample("exitscope_exit_duration_seconds_sum", L({{"domain", name}, {"reason", reason}}), Seconds(r.timed_ns));
         w.Sample("exitscope_exit_duration_seconds_count", L({{"domain", name}, {"reason", reason}}),
                  std::to_string(r.timed));
       }

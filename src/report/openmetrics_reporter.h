@@ -16,10 +16,10 @@ namespace exitscope {
 
 enum class ExpositionFormat { kPrometheusText, kOpenMetrics };
 
-struct ExporterSelf {          // the exporter's own figures (serve); absent offline
-  double cpu_seconds = 0;      // user + system of the process
+struct ExporterSelf {      // the exporter's own figures (serve); absent offline
+  double cpu_seconds = 0;  // user + system of the process
   uint64_t resident_bytes = 0;
-  uint64_t scrapes = 0;        // answered so far, this one included
+  uint64_t scrapes = 0;  // answered so far, this one included
 };
 
 struct ExpositionOptions {

@@ -22,10 +22,10 @@ std::string RenderRipText(const RipSummary& s, const std::string& source) {
                        "RIP", "SYMBOL");
     for (const RipRow& row : r.rips) {
       const RipStat& st = row.stat;
-      out += fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits,
-                         100.0 * st.exits / r.total.exits, FormatDuration(st.time_ns, u),
-                         FormatDuration(st.time_ns / st.exits, u), row.space, fmt::format("{:#x}", row.rip),
-                         row.named ? row.symbol : "-");
+      out +=
+          fmt::format("  {:>9} {:>7.1f}% {:>11} {:>10}  {:<6} {:<18}  {}\n", st.exits, 100.0 * st.exits / r.total.exits,
+                      FormatDuration(st.time_ns, u), FormatDuration(st.time_ns / st.exits, u), row.space,
+                      fmt::format("{:#x}", row.rip), row.named ? row.symbol : "-");
     }
   }
   return out;
@@ -45,10 +45,8 @@ std::string RenderRipJson(const RipSummary& s, const ReportContext& context,
   j["time_unit"] = TimeUnitName(s.time_unit);  // of every *_ns value
   j["reasons"] = nlohmann::ordered_json::array();
   for (const RipReason& r : s.reasons) {
-    nlohmann::ordered_json rj = {{"reason", r.name},
-                                 {"isa", IsaName(r.isa)},
-                                 {"exits", r.total.exits},
-                                 {"time_ns", r.total.time_ns}};
+    nlohmann::ordered_json rj = {
+        {"reason", r.name}, {"isa", IsaName(r.isa)}, {"exits", r.total.exits}, {"time_ns", r.total.time_ns}};
     rj["rips"] = nlohmann::ordered_json::array();
     for (const RipRow& row : r.rips) {
       rj["rips"].push_back({{"rip", fmt::format("{:#x}", row.rip)},

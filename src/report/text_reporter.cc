@@ -51,8 +51,7 @@ std::string ReasonTable(const GroupReport& g, bool userspace_known) {
     } else {
       row.insert(row.end(), {Dur(s.total_ns), std::move(pct_time)});
       if (show_blocked) row.push_back(blocked_ns ? Dur(blocked_ns) : "-");
-      row.insert(row.end(), {Dur(s.min_ns), Dur(s.mean_ns), Dur(s.p50_ns),
-                             Dur(s.p90_ns), Dur(s.p99_ns), Dur(s.p999_ns),
+      row.insert(row.end(), {Dur(s.min_ns), Dur(s.mean_ns), Dur(s.p50_ns), Dur(s.p90_ns), Dur(s.p99_ns), Dur(s.p999_ns),
                              Dur(s.max_ns)});
     }
     if (userspace_known) row.push_back(user_count ? Count(user_count) : "-");
@@ -73,12 +72,12 @@ std::string BlockedNote(const ReportTotals& t) {
   std::string out = fmt::format("\nblocked (halted vCPUs waiting for work, not in TOTAL/%TIME/MEAN): {}",
                                 FormatDuration(t.blocked_ns));
   if (t.wakeups) {
-    out += fmt::format(" · kvm_vcpu_wakeup: {} halts, {} ended by polling, {} waited, {} spurious\n",
-                       Count(t.wakeups), Count(t.wakeups_polled), Count(t.wakeups - t.wakeups_polled),
-                       Count(t.wakeups_invalid));
+    out += fmt::format(" · kvm_vcpu_wakeup: {} halts, {} ended by polling, {} waited, {} spurious\n", Count(t.wakeups),
+                       Count(t.wakeups_polled), Count(t.wakeups - t.wakeups_polled), Count(t.wakeups_invalid));
   } else {
-    out += "\n  kvm_vcpu_wakeup not recorded: a HLT exit's whole time counts as blocked (record\n"
-           "  -e kvm:kvm_vcpu_wakeup to split polling, waiting and handling)\n";
+    out +=
+        "\n  kvm_vcpu_wakeup not recorded: a HLT exit's whole time counts as blocked (record\n"
+        "  -e kvm:kvm_vcpu_wakeup to split polling, waiting and handling)\n";
   }
   return out;
 }
@@ -113,16 +112,19 @@ std::string PartialCauses(const std::vector<DiagnosticCounter>& diagnostics) {
 std::string SplitLine(uint64_t count, uint64_t ns, uint64_t user_count, uint64_t user_ns) {
   auto pct = [](uint64_t a, uint64_t b) { return b ? 100.0 * static_cast<double>(a) / b : 0.0; };
   return fmt::format("  handled in kernel: {} exits ({}), {} ({}) · went to the VMM: {} exits ({}), {} ({})\n",
-                     Count(count - user_count), Pct(pct(count - user_count, count)),
-                     Dur(ns - user_ns), Pct(pct(ns - user_ns, ns)), Count(user_count),
-                     Pct(pct(user_count, count)), Dur(user_ns), Pct(pct(user_ns, ns)));
+                     Count(count - user_count), Pct(pct(count - user_count, count)), Dur(ns - user_ns),
+                     Pct(pct(ns - user_ns, ns)), Count(user_count), Pct(pct(user_count, count)), Dur(user_ns),
+                     Pct(pct(user_ns, ns)));
 }
 
 std::string_view DetailTitle(const std::string& kind) {
   static const std::map<std::string, std::string_view> kTitles = {
-      {"msr", "MSR accesses (kvm_msr)"},       {"pio", "port I/O (kvm_pio)"},
-      {"mmio", "MMIO (kvm_mmio)"},             {"fast_mmio", "fast MMIO (kvm_fast_mmio)"},
-      {"cr", "control registers (kvm_cr)"},    {"hypercall", "hypercalls (kvm_hypercall)"},
+      {"msr", "MSR accesses (kvm_msr)"},
+      {"pio", "port I/O (kvm_pio)"},
+      {"mmio", "MMIO (kvm_mmio)"},
+      {"fast_mmio", "fast MMIO (kvm_fast_mmio)"},
+      {"cr", "control registers (kvm_cr)"},
+      {"hypercall", "hypercalls (kvm_hypercall)"},
       {"userspace", "exits to the VMM (kvm_userspace_exit)"},
       {"apic", "APIC registers (APIC_WRITE / APIC_ACCESS / AVIC exit qualification, kvm_apic)"},
       {"vector", "exception and interrupt vectors (intr_info, EOI_INDUCED, SVM exception exits)"},
@@ -155,8 +157,7 @@ std::string Details(const Report& r, const TextReportOptions& o) {
     Table t(header, "lll");
     for (size_t k = i; k < j && k - i < o.max_detail_rows_per_kind; ++k) {
       const DetailRow& d = r.details[k];
-      std::vector<std::string> row = {DetailKey(d), d.name.empty() ? "-" : d.name,
-                                      d.access.empty() ? "-" : d.access};
+      std::vector<std::string> row = {DetailKey(d), d.name.empty() ? "-" : d.name, d.access.empty() ? "-" : d.access};
       if (sized) row.push_back(fmt::format("{}B", d.size));
       row.insert(row.end(), {Count(d.count), Dur(d.exit_ns)});
       if (kind == "msr") row.push_back(d.failed ? Count(d.failed) : "-");
@@ -199,11 +200,10 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   for (const auto& vm : c.vms) out += fmt::format("    VM {}\n", vm);
   if (!c.filters.empty()) out += fmt::format("  filters: {}\n", c.filters);
   const auto& t = r.totals;
-  out += t.records != t.events
-             ? fmt::format("  kvm events {} of {} records", Count(t.events), Count(t.records))
-             : fmt::format("  kvm events {}", Count(t.events));
-  out += fmt::format(" · kvm_exit {} · kvm_entry {} · timed exits {}", Count(t.exits), Count(t.entries),
-                     Count(t.timed));
+  out += t.records != t.events ? fmt::format("  kvm events {} of {} records", Count(t.events), Count(t.records))
+                               : fmt::format("  kvm events {}", Count(t.events));
+  out +=
+      fmt::format(" · kvm_exit {} · kvm_entry {} · timed exits {}", Count(t.exits), Count(t.entries), Count(t.timed));
   if (t.filtered_out) out += fmt::format(" · filtered out {}", Count(t.filtered_out));
   out += "\n";
   if (t.exits != 0 && t.entries == 0) {
@@ -215,15 +215,19 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   }
 
   if (t.exits == 0) {
-    out += "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
-           "`perf record -e 'kvm:*'` while the guest runs)\n";
+    out +=
+        "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
+        "`perf record -e 'kvm:*'` while the guest runs)\n";
   } else if (r.groups.empty()) {
     out += "\nno exits match (check the filters, or the diagnostics below)\n";
   }
   for (const auto& g : r.groups) {
     out += "\n";
     if (g.kind != "all") {
-      out += fmt::format("{} {} — {} exits, {} handling{}\n", g.kind == "vcpu" ? "vCPU" : g.kind == "vm" ? "VM" : "",
+      out += fmt::format("{} {} — {} exits, {} handling{}\n",
+                         g.kind == "vcpu" ? "vCPU"
+                         : g.kind == "vm" ? "VM"
+                                          : "",
                          g.label, Count(g.count), Dur(g.total.total_ns),
                          g.blocked_ns ? fmt::format(", {} blocked", Dur(g.blocked_ns)) : "");
     }

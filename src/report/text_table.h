@@ -28,8 +28,7 @@ inline std::string Pct(double p) { return fmt::format("{:.2f}%", p); }
 class Table {
  public:
   // align: one 'l' or 'r' per column; missing columns are right-aligned, the first left.
-  explicit Table(std::vector<std::string> header, std::string align = "l")
-      : align_(std::move(align)) {
+  explicit Table(std::vector<std::string> header, std::string align = "l") : align_(std::move(align)) {
     rows_.push_back(std::move(header));
   }
   void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }

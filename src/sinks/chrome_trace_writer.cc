@@ -38,8 +38,7 @@ std::string DetailText(const ExitDetail& d) {
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins,
-                                     uint64_t max_exits)
+ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits)
     : out_(out), meta_(meta), bins_(bins), max_exits_(max_exits) {
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
 }
@@ -64,19 +63,22 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   line_.clear();
   std::string name = ExitReasonName(s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint, s.reason);
   if (timed) {
-    fmt::format_to(std::back_inserter(line_), "{{\"ph\":\"X\",\"cat\":\"exit\",\"name\":{},\"pid\":{},\"tid\":{},"
+    fmt::format_to(std::back_inserter(line_),
+                   "{{\"ph\":\"X\",\"cat\":\"exit\",\"name\":{},\"pid\":{},\"tid\":{},"
                    "\"ts\":{},\"dur\":{},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},\"entry_cpu\":{},"
                    "\"handling_ns\":{},\"blocked_ns\":{}",
                    Quoted(name), pid, s.tid, Us(rel), Us(s.dur_ns), s.rip, s.vcpu_id, s.exit_cpu, s.entry_cpu,
                    s.handling_ns(), s.blocked_ns);
   } else {
     // No entry to end it: an instant on its thread, so it is still seen (and counted) where it happened.
-    fmt::format_to(std::back_inserter(line_), "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"untimed_exit\",\"name\":{},"
+    fmt::format_to(std::back_inserter(line_),
+                   "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"untimed_exit\",\"name\":{},"
                    "\"pid\":{},\"tid\":{},\"ts\":{},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},"
                    "\"untimed\":true",
                    Quoted(name), pid, s.tid, Us(rel), s.rip, s.vcpu_id, s.exit_cpu);
   }
-  if (s.to_userspace) fmt::format_to(std::back_inserter(line_), ",\"to_vmm\":{}", Quoted(KvmExitName(s.userspace_reason)));
+  if (s.to_userspace)
+    fmt::format_to(std::back_inserter(line_), ",\"to_vmm\":{}", Quoted(KvmExitName(s.userspace_reason)));
   std::string details;
   auto add = [&](const std::string& d) {
     if (d.empty()) return;
@@ -86,7 +88,8 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   QualDetail q[kMaxQualDetails];
   for (int i = 0, n = DecodeQualification(s, q); i < n; ++i) {
     QualDetailText t = DescribeQualDetail(q[i]);
-    add(fmt::format("{} {}{}{}", t.kind, t.key, t.name.empty() ? "" : " " + t.name, t.access.empty() ? "" : " " + t.access));
+    add(fmt::format("{} {}{}{}", t.kind, t.key, t.name.empty() ? "" : " " + t.name,
+                    t.access.empty() ? "" : " " + t.access));
   }
   if (!details.empty()) line_ += ",\"details\":[" + details + "]";
   line_ += "}}";
@@ -99,17 +102,21 @@ bool ChromeTraceWriter::Finish(const Report& report) {
   for (const auto& [tid, t] : bins_.threads()) {
     const int64_t pid = bins_.VmId(t);
     vms.emplace(pid, bins_.VmLabel(t));
-    Event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":{}}}}}",
-                      pid, tid, Quoted(bins_.VcpuLabel(t) + (tid >= 0 ? fmt::format(" (tid {})", tid) : ""))));
+    Event(
+        fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":{}}}}}",
+                    pid, tid, Quoted(bins_.VcpuLabel(t) + (tid >= 0 ? fmt::format(" (tid {})", tid) : ""))));
     if (t.vcpu_id >= 0 || bins_.vms().VcpuIndex(tid, t.vcpu_id)) {
       const int32_t sort = bins_.vms().VcpuIndex(tid, t.vcpu_id).value_or(t.vcpu_id);
-      Event(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
-                        "\"args\":{{\"sort_index\":{}}}}}", pid, tid, sort));
+      Event(
+          fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
+                      "\"args\":{{\"sort_index\":{}}}}}",
+                      pid, tid, sort));
     }
   }
   for (const auto& [pid, label] : vms) {
-    Event(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"ts\":0,\"args\":{{\"name\":{}}}}}",
-                      pid, Quoted(label)));
+    Event(
+        fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"ts\":0,\"args\":{{\"name\":{}}}}}",
+                    pid, Quoted(label)));
   }
   // exits/s per reason and VM, one counter sample per time bin (each reason a series of the counter).
   const double bin_s = static_cast<double>(bins_.bin_ns()) * 1e-9;
@@ -136,8 +143,10 @@ bool ChromeTraceWriter::Finish(const Report& report) {
   if (dropped_) {
     // Where the cap cut the file, visible on the timeline itself.
     const uint64_t at = first_dropped_ts_ns_ > bins_.origin_ns() ? first_dropped_ts_ns_ - bins_.origin_ns() : 0;
-    Event(fmt::format("{{\"ph\":\"i\",\"s\":\"g\",\"name\":\"exitscope: exits past the cap not written\",\"pid\":0,"
-                      "\"tid\":0,\"ts\":{},\"args\":{{\"not_written\":{}}}}}", Us(at), dropped_));
+    Event(
+        fmt::format("{{\"ph\":\"i\",\"s\":\"g\",\"name\":\"exitscope: exits past the cap not written\",\"pid\":0,"
+                    "\"tid\":0,\"ts\":{},\"args\":{{\"not_written\":{}}}}}",
+                    Us(at), dropped_));
   }
   nlohmann::json other;
   TagSchema(&other, "timeline", kTimelineSchemaVersion);
@@ -153,8 +162,9 @@ bool ChromeTraceWriter::Finish(const Report& report) {
   other["counter_bin_ns"] = bins_.bin_ns();
   other["filters"] = report.context.filters;
   other["partial"] = report.partial;
-  std::string tail = "\n],\"otherData\":{\"exitscope\":" +
-                     other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "}}\n";
+  std::string tail =
+      "\n],\"otherData\":{\"exitscope\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "}}\n";
   std::fwrite(tail.data(), 1, tail.size(), out_);
   return std::fflush(out_) == 0 && !std::ferror(out_);
 }

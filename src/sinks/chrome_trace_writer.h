@@ -19,7 +19,7 @@
 
 namespace exitscope {
 
-inline constexpr int kTimelineSchemaVersion = 1;     // of the file's otherData.exitscope block
+inline constexpr int kTimelineSchemaVersion = 1;            // of the file's otherData.exitscope block
 inline constexpr uint64_t kDefaultTimelineExits = 500'000;  // ~125 MB of JSON (~250 bytes an exit)
 
 class ChromeTraceWriter : public ExitSampleSink {

@@ -37,8 +37,7 @@ constexpr std::string_view kIndex =
 
 MHD_Result Reply(MHD_Connection* c, unsigned status, std::string_view body, std::string_view type,
                  const char* allow = nullptr) {
-  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()),
-                                                    MHD_RESPMEM_MUST_COPY);
+  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return MHD_NO;
   MHD_add_response_header(r, "Content-Type", std::string(type).c_str());
   if (allow) MHD_add_response_header(r, "Allow", allow);
@@ -50,8 +49,8 @@ MHD_Result Reply(MHD_Connection* c, unsigned status, std::string_view body, std:
 // One marker per request: the first call only says "go on", later ones carry a body to drop.
 int kRequestSeen, kRequestHadBody;
 
-MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
-                     const char*, size_t* upload_size, void** con_cls) {
+MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+                     size_t* upload_size, void** con_cls) {
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
   if (*con_cls == nullptr) {
     *con_cls = &kRequestSeen;
@@ -80,8 +79,10 @@ void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificati
   const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (!info) return;
   std::lock_guard<std::mutex> lock(st->mu);
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) st->open[info->connect_fd] = std::chrono::steady_clock::now();
-  else st->open.erase(info->connect_fd);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    st->open[info->connect_fd] = std::chrono::steady_clock::now();
+  else
+    st->open.erase(info->connect_fd);
 }
 
 void Watchdog(MetricsHttpServer::State* st) {
@@ -133,8 +134,7 @@ Result<sockaddr_storage> ParseListen(const std::string& listen, socklen_t* len) 
 
 }  // namespace
 
-Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen,
-                                                                   ExpositionFn render) {
+Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::string& listen, ExpositionFn render) {
   socklen_t len = 0;
   auto addr = ParseListen(listen, &len);
   if (!addr.ok()) return addr.error();
@@ -145,16 +145,11 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
   if (addr->ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   st->daemon = MHD_start_daemon(
-      flags, 0, nullptr, nullptr, &OnRequest, st,
-      MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&*addr),
-      MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
-      MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
-      MHD_OPTION_LISTEN_BACKLOG_SIZE, kHttpListenBacklog,
-      MHD_OPTION_STRICT_FOR_CLIENT, 1,
-      MHD_OPTION_NOTIFY_CONNECTION, &OnConnection, st,
-      MHD_OPTION_END);
+      flags, 0, nullptr, nullptr, &OnRequest, st, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&*addr),
+      MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
+      MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, kHttpListenBacklog, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_NOTIFY_CONNECTION,
+      &OnConnection, st, MHD_OPTION_END);
   if (!st->daemon) {
     int err = errno;
     return MakeError(err == EACCES ? kExitNoPerm : kExitUnavailable, "serve.listen",

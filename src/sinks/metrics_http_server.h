@@ -24,11 +24,11 @@
 
 namespace exitscope {
 
-inline constexpr unsigned kHttpMaxConnections = 32;        // in all; more wait in the backlog
-inline constexpr unsigned kHttpMaxConnectionsPerIp = 16;   // one client cannot take every slot
-inline constexpr unsigned kHttpIdleTimeoutSeconds = 5;     // no byte for that long: closed
-inline constexpr unsigned kHttpMaxConnectionSeconds = 15;  // open for that long in all: closed
-inline constexpr size_t kHttpConnectionMemory = 16 * 1024; // request line + headers per connection
+inline constexpr unsigned kHttpMaxConnections = 32;         // in all; more wait in the backlog
+inline constexpr unsigned kHttpMaxConnectionsPerIp = 16;    // one client cannot take every slot
+inline constexpr unsigned kHttpIdleTimeoutSeconds = 5;      // no byte for that long: closed
+inline constexpr unsigned kHttpMaxConnectionSeconds = 15;   // open for that long in all: closed
+inline constexpr size_t kHttpConnectionMemory = 16 * 1024;  // request line + headers per connection
 inline constexpr unsigned kHttpListenBacklog = 16;
 
 struct Exposition {

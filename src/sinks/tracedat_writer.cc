@@ -107,7 +107,7 @@ struct TraceDatWriter::CpuSpool {
   int fd = -1;
   std::vector<uint8_t> pending;  // uncompressed pages not yet in a chunk
   uint32_t chunks = 0;
-  uint64_t bytes = 0;            // spooled bytes (chunk headers + frames)
+  uint64_t bytes = 0;  // spooled bytes (chunk headers + frames)
   ~CpuSpool() {
     if (fd >= 0) ::close(fd);
   }
@@ -131,17 +131,14 @@ Status TraceDatWriter::WriteAll(const std::string& bytes) {
   return {};
 }
 
-Status TraceDatWriter::WriteSection(uint16_t id, const std::string& description,
-                                    const std::string& body) {
-  std::string block = CompressBlock(reinterpret_cast<const uint8_t*>(body.data()), body.size(),
-                                    meta_.zstd_level);
+Status TraceDatWriter::WriteSection(uint16_t id, const std::string& description, const std::string& body) {
+  std::string block = CompressBlock(reinterpret_cast<const uint8_t*>(body.data()), body.size(), meta_.zstd_level);
   std::string out = SectionHeader(id, kSectionCompressed, description, block.size());
   out += block;
   return WriteAll(out);
 }
 
-Result<std::unique_ptr<TraceDatWriter>> TraceDatWriter::Create(const std::string& path,
-                                                               TraceDatMeta meta) {
+Result<std::unique_ptr<TraceDatWriter>> TraceDatWriter::Create(const std::string& path, TraceDatMeta meta) {
   std::unique_ptr<TraceDatWriter> w(new TraceDatWriter());
   w->meta_ = std::move(meta);
   const TraceDatMeta& m = w->meta_;
@@ -228,10 +225,10 @@ Status TraceDatWriter::AddPages(uint32_t cpu, std::span<const uint8_t> pages) {
 // The flyrecord section's place in the file, fixed before any of it is written: the first options
 // section (written before it) holds the offset of the second (written after it).
 struct TraceDatWriter::FlyrecordLayout {
-  uint64_t section_off = 0;            // the flyrecord section header
-  std::vector<uint64_t> cpu_off;       // each CPU's chunk count, page aligned
-  std::vector<uint64_t> cpu_size;      // each CPU's chunks, without the count
-  uint64_t options2_off = 0;           // the options section after the data
+  uint64_t section_off = 0;        // the flyrecord section header
+  std::vector<uint64_t> cpu_off;   // each CPU's chunk count, page aligned
+  std::vector<uint64_t> cpu_size;  // each CPU's chunks, without the count
+  uint64_t options2_off = 0;       // the options section after the data
 };
 
 namespace {
@@ -255,8 +252,7 @@ void AppendStringOption(std::string& opts, uint16_t id, const std::string& s) {
 
 }  // namespace
 
-std::string TraceDatWriter::SectionHeader(uint16_t id, uint16_t flags, const std::string& description,
-                                          uint64_t size) {
+std::string TraceDatWriter::SectionHeader(uint16_t id, uint16_t flags, const std::string& description, uint64_t size) {
   std::string sec;
   Put16(sec, id);
   Put16(sec, flags);

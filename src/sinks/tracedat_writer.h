@@ -26,23 +26,23 @@ struct TraceDatSystem {
 };
 
 struct TraceDatMeta {
-  uint32_t page_size = 4096;         // ring-buffer sub-buffer size in bytes
-  uint32_t cpu_count = 0;            // CPUs of the traced machine (one flyrecord stream each)
-  std::string header_page;           // events/header_page text
-  std::string header_event;          // events/header_event text
+  uint32_t page_size = 4096;                // ring-buffer sub-buffer size in bytes
+  uint32_t cpu_count = 0;                   // CPUs of the traced machine (one flyrecord stream each)
+  std::string header_page;                  // events/header_page text
+  std::string header_event;                 // events/header_event text
   std::vector<std::string> ftrace_formats;  // events/ftrace/*/format (may be empty)
   std::vector<TraceDatSystem> systems;
-  std::string kallsyms;              // /proc/kallsyms text (optional)
-  std::string printk_formats;        // printk_formats text (optional)
-  std::string cmdlines;              // saved_cmdlines text: "pid comm\n" lines
-  std::string uname;                 // "Linux host 6.1.0-57-amd64 x86_64"
-  std::string trace_clock;           // the trace_clock file text: "[local] global …"
-  std::string clock;                 // the clock in use: "local"
-  std::string version;               // recorder version string
-  std::string instance_name;         // BUFFER name; "" for the top-level buffer (as trace-cmd reads it)
+  std::string kallsyms;        // /proc/kallsyms text (optional)
+  std::string printk_formats;  // printk_formats text (optional)
+  std::string cmdlines;        // saved_cmdlines text: "pid comm\n" lines
+  std::string uname;           // "Linux host 6.1.0-57-amd64 x86_64"
+  std::string trace_clock;     // the trace_clock file text: "[local] global …"
+  std::string clock;           // the clock in use: "local"
+  std::string version;         // recorder version string
+  std::string instance_name;   // BUFFER name; "" for the top-level buffer (as trace-cmd reads it)
   // More options written as given: {id, data} (tests: TSC2NSEC, TIME_SHIFT …; trace.dat.v7 doc).
   std::vector<std::pair<uint16_t, std::string>> extra_options;
-  int zstd_level = 1;                // speed over ratio: the writer runs at the ring buffer's pace
+  int zstd_level = 1;                                 // speed over ratio: the writer runs at the ring buffer's pace
   uint32_t pages_per_chunk = kTraceCmdPagesPerChunk;  // trace-cmd's own chunk size
 };
 
@@ -86,8 +86,8 @@ class TraceDatWriter {
   uint64_t offset_ = 0;  // where the next write lands
   std::string strings_;  // the string table: NUL-terminated, addressed by offset
   std::vector<std::unique_ptr<CpuSpool>> spools_;
-  uint64_t header_info_off_ = 0, ftrace_off_ = 0, events_off_ = 0, kallsyms_off_ = 0,
-           printk_off_ = 0, cmdlines_off_ = 0, options_field_off_ = 0;
+  uint64_t header_info_off_ = 0, ftrace_off_ = 0, events_off_ = 0, kallsyms_off_ = 0, printk_off_ = 0,
+           cmdlines_off_ = 0, options_field_off_ = 0;
   uint64_t pages_written_ = 0;
   bool finished_ = false;
 };

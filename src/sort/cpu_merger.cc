@@ -70,8 +70,10 @@ bool CpuMerger::Next(RawEvent* event, LostEvents* lost) {
     }
     CopyHead(s.head, event);
     if (lost) *lost = s.lost;
-    if (event->ts_ns < last_ts_) ++out_of_order_;
-    else last_ts_ = event->ts_ns;
+    if (event->ts_ns < last_ts_)
+      ++out_of_order_;
+    else
+      last_ts_ = event->ts_ns;
     pending_ = live_[0];
     return true;
   }
@@ -102,8 +104,10 @@ bool CpuMerger::Next(RawEvent* event, LostEvents* lost) {
   CpuRecordStream& s = *streams_[best];
   CopyHead(s.head, event);
   if (lost) *lost = s.lost;
-  if (event->ts_ns < last_ts_) ++out_of_order_;
-  else last_ts_ = event->ts_ns;
+  if (event->ts_ns < last_ts_)
+    ++out_of_order_;
+  else
+    last_ts_ = event->ts_ns;
   pending_ = best;
   return true;
 }

@@ -54,7 +54,7 @@ class MappedFile {
   size_t size_ = 0;
   bool mapped_ = false;
   std::vector<uint8_t> owned_;  // pipes and inputs that could not be mapped
-  int fd_ = -1;                  // open while the input has an unread rest
+  int fd_ = -1;                 // open while the input has an unread rest
   Status ReadUpTo(size_t limit);
 };
 

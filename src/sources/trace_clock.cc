@@ -66,14 +66,16 @@ ClockPlan PlanClock(std::string_view clock, uint32_t file_mult, uint32_t file_sh
       break;
     case ClockKind::kUptime:
       p.mult = kNsPerUptimeTick;
-      p.notes.push_back("clock uptime: jiffies (10 ms steps, USER_HZ 100) converted to ns; an exit reads as "
-                        "0 or 10 ms, record with the default clock (local) to time exits");
+      p.notes.push_back(
+          "clock uptime: jiffies (10 ms steps, USER_HZ 100) converted to ns; an exit reads as "
+          "0 or 10 ms, record with the default clock (local) to time exits");
       if (khz > 0) p.notes.push_back("--tsc-khz ignored: clock uptime counts jiffies, not TSC cycles");
       break;
     case ClockKind::kCounter:
       p.unit = TimeUnit::kCount;
-      p.notes.push_back("clock counter: timestamps count trace events, they are not time; durations are "
-                        "event counts");
+      p.notes.push_back(
+          "clock counter: timestamps count trace events, they are not time; durations are "
+          "event counts");
       if (khz > 0) p.notes.push_back("--tsc-khz ignored: clock counter counts events, not TSC cycles");
       break;
     case ClockKind::kTsc:
@@ -81,9 +83,10 @@ ClockPlan PlanClock(std::string_view clock, uint32_t file_mult, uint32_t file_sh
         UseKhz(khz, &p);
       } else {
         p.unit = TimeUnit::kCycles;
-        p.notes.push_back(fmt::format("clock {}: times are TSC cycles, not ns (no TSC2NSEC option); pass "
-                                      "--tsc-khz N (the recording host's TSC rate) to convert",
-                                      name));
+        p.notes.push_back(
+            fmt::format("clock {}: times are TSC cycles, not ns (no TSC2NSEC option); pass "
+                        "--tsc-khz N (the recording host's TSC rate) to convert",
+                        name));
       }
       break;
     case ClockKind::kUnknown:
@@ -92,9 +95,10 @@ ClockPlan PlanClock(std::string_view clock, uint32_t file_mult, uint32_t file_sh
         p.notes.push_back(fmt::format("clock {}: unknown to exitscope, read as TSC cycles (--tsc-khz)", name));
       } else {
         p.unit = TimeUnit::kUnknown;
-        p.notes.push_back(fmt::format("clock {}: unknown to exitscope; times are its raw numbers (pass "
-                                      "--tsc-khz N if they are TSC cycles)",
-                                      name));
+        p.notes.push_back(
+            fmt::format("clock {}: unknown to exitscope; times are its raw numbers (pass "
+                        "--tsc-khz N if they are TSC cycles)",
+                        name));
       }
       break;
   }
@@ -111,8 +115,9 @@ ClockPlan PlanRawTextClock(const ClockOptions& options) {
   }
   p.unit = TimeUnit::kUnknown;
   p.label = "raw timestamps";
-  p.notes.push_back("timestamps are plain integers (x86-tsc or counter clock, or --raw-ts): their unit is "
-                    "unknown; pass --tsc-khz N if they are TSC cycles");
+  p.notes.push_back(
+      "timestamps are plain integers (x86-tsc or counter clock, or --raw-ts): their unit is "
+      "unknown; pass --tsc-khz N if they are TSC cycles");
   return p;
 }
 

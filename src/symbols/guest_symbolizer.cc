@@ -4,8 +4,8 @@
 
 namespace exitscope {
 
-GuestSymbolizer GuestSymbolizer::FromTable(SymbolTable table, std::span<const SiteRip> rips,
-                                           bool table_is_relocated, std::optional<int64_t> given) {
+GuestSymbolizer GuestSymbolizer::FromTable(SymbolTable table, std::span<const SiteRip> rips, bool table_is_relocated,
+                                           std::optional<int64_t> given) {
   GuestSymbolizer g;
   g.table_ = std::move(table);
   if (given) {
@@ -49,8 +49,7 @@ Result<GuestSymbolizer> GuestSymbolizer::Load(const GuestSymbolOptions& options,
   std::optional<SlideEstimate> pair;
   if (kallsyms && linked) pair = SlideFromPair(*kallsyms, *linked);
   bool relocated = kallsyms.has_value();
-  GuestSymbolizer g = FromTable(relocated ? std::move(*kallsyms) : std::move(*linked), rips, relocated,
-                                options.slide);
+  GuestSymbolizer g = FromTable(relocated ? std::move(*kallsyms) : std::move(*linked), rips, relocated, options.slide);
   g.pair_slide_ = pair;
   return g;
 }

@@ -20,10 +20,10 @@ namespace exitscope {
 inline constexpr uint64_t kGuestKernelStart = 0xffff800000000000ull;
 
 struct GuestSymbolOptions {
-  std::string kallsyms;            // copy of the guest's /proc/kallsyms (relocated, some boot)
-  std::string system_map;          // System.map (link addresses)
-  std::string vmlinux;             // vmlinux ELF with .symtab (link addresses)
-  std::optional<int64_t> slide;    // --guest-kaslr-slide: skip inference
+  std::string kallsyms;          // copy of the guest's /proc/kallsyms (relocated, some boot)
+  std::string system_map;        // System.map (link addresses)
+  std::string vmlinux;           // vmlinux ELF with .symtab (link addresses)
+  std::optional<int64_t> slide;  // --guest-kaslr-slide: skip inference
   bool any() const { return !kallsyms.empty() || !system_map.empty() || !vmlinux.empty(); }
 };
 
@@ -32,8 +32,8 @@ class GuestSymbolizer {
   GuestSymbolizer() = default;  // no symbols: every RIP prints as hex
   static Result<GuestSymbolizer> Load(const GuestSymbolOptions& options, std::span<const SiteRip> rips);
   // From a table already loaded; infers the slide from rips unless `given` is set.
-  static GuestSymbolizer FromTable(SymbolTable table, std::span<const SiteRip> rips,
-                                   bool table_is_relocated, std::optional<int64_t> given = {});
+  static GuestSymbolizer FromTable(SymbolTable table, std::span<const SiteRip> rips, bool table_is_relocated,
+                                   std::optional<int64_t> given = {});
 
   static bool IsKernel(uint64_t rip) { return rip >= kGuestKernelStart; }
   static std::string_view Space(uint64_t rip) { return IsKernel(rip) ? "kernel" : "user"; }

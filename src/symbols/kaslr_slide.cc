@@ -21,17 +21,17 @@ struct SiteNames {
 // in others, so both are listed.
 const SiteNames kSites[] = {
     {ExitClass::kHlt,
-     {"native_safe_halt", "native_halt", "pv_native_safe_halt", "default_idle", "arch_safe_halt",
-      "acpi_safe_halt", "acpi_idle_do_entry", "halt", "hlt_play_dead", "xen_safe_halt"},
+     {"native_safe_halt", "native_halt", "pv_native_safe_halt", "default_idle", "arch_safe_halt", "acpi_safe_halt",
+      "acpi_idle_do_entry", "halt", "hlt_play_dead", "xen_safe_halt"},
      {}},
     {ExitClass::kMsrWrite,
      {"native_write_msr", "native_write_msr_safe", "native_apic_msr_write", "native_apic_msr_eoi",
-      "native_apic_msr_eoi_write", "native_x2apic_icr_write", "lapic_next_deadline",
-      "kvm_guest_apic_eoi_write", "wrmsr_safe_on_cpu", "__wrmsr_safe_on_cpu", "__wrmsr_on_cpu"},
+      "native_apic_msr_eoi_write", "native_x2apic_icr_write", "lapic_next_deadline", "kvm_guest_apic_eoi_write",
+      "wrmsr_safe_on_cpu", "__wrmsr_safe_on_cpu", "__wrmsr_on_cpu"},
      {"x2apic_send_IPI", "__x2apic_send_IPI"}},
     {ExitClass::kMsrRead,
-     {"native_read_msr", "native_read_msr_safe", "native_apic_msr_read", "native_x2apic_icr_read",
-      "__rdmsr_on_cpu", "__rdmsr_safe_on_cpu"},
+     {"native_read_msr", "native_read_msr_safe", "native_apic_msr_read", "native_x2apic_icr_read", "__rdmsr_on_cpu",
+      "__rdmsr_safe_on_cpu"},
      {}},
     {ExitClass::kCpuid, {"native_cpuid", "cpuid_eax", "cpuid_ebx", "cpuid_ecx", "cpuid_edx"}, {}},
     {ExitClass::kDr,
@@ -112,8 +112,8 @@ SlideEstimate SlideFromPair(const SymbolTable& relocated, const SymbolTable& unr
   }
   e.found = e.votes > 0;
   if (e.found) {
-    e.detail = fmt::format("{} of {} shared symbol names moved by {:#x}{}", e.votes, e.candidates,
-                           e.slide, e.slide % static_cast<int64_t>(kKaslrAlignBytes) ? " (not 2 MiB aligned!)" : "");
+    e.detail = fmt::format("{} of {} shared symbol names moved by {:#x}{}", e.votes, e.candidates, e.slide,
+                           e.slide % static_cast<int64_t>(kKaslrAlignBytes) ? " (not 2 MiB aligned!)" : "");
   }
   return e;
 }
@@ -171,8 +171,8 @@ SlideEstimate SlideFromExitSites(const SymbolTable& table, std::span<const SiteR
   if (e.votes > 0) {
     std::string names;
     for (const auto& n : voters[e.slide]) names += (names.empty() ? "" : ", ") + n;
-    e.detail = fmt::format("{} of {} exit-site RIPs fall in {} at slide {:#x} (next best: {})", e.votes,
-                           e.candidates, names, e.slide, e.runner_up);
+    e.detail = fmt::format("{} of {} exit-site RIPs fall in {} at slide {:#x} (next best: {})", e.votes, e.candidates,
+                           names, e.slide, e.runner_up);
   }
   return e;
 }

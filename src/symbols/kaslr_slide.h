@@ -27,10 +27,10 @@ struct SlideEstimate {
   bool found = false;
   int64_t slide = 0;
   SlideMethod method = SlideMethod::kNone;
-  uint64_t votes = 0;         // pair: symbols agreeing; exit sites: distinct RIPs agreeing
-  uint64_t runner_up = 0;     // votes for the next best slide
-  uint64_t candidates = 0;    // pair: common names; exit sites: distinct RIPs with a known site class
-  std::string detail;         // human line: which sites voted
+  uint64_t votes = 0;       // pair: symbols agreeing; exit sites: distinct RIPs agreeing
+  uint64_t runner_up = 0;   // votes for the next best slide
+  uint64_t candidates = 0;  // pair: common names; exit sites: distinct RIPs with a known site class
+  std::string detail;       // human line: which sites voted
   double Confidence() const { return votes ? double(votes) / double(votes + runner_up) : 0.0; }
 };
 

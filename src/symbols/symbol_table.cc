@@ -153,8 +153,7 @@ Result<SymbolTable> SymbolTable::LoadElfFile(const std::string& path) {
   }
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return MakeError(kExitNoInput, "symbols.open", "cannot open " + path,
-                     "check the path given to --guest-vmlinux");
+    return MakeError(kExitNoInput, "symbols.open", "cannot open " + path, "check the path given to --guest-vmlinux");
   }
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   auto done = [&](Result<SymbolTable> r) {
@@ -191,8 +190,8 @@ Result<SymbolTable> SymbolTable::LoadElfFile(const std::string& path) {
 }
 
 const Symbol* SymbolTable::Find(uint64_t addr) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), addr,
-                             [](uint64_t a, const Symbol& s) { return a < s.addr; });
+  auto it =
+      std::upper_bound(symbols_.begin(), symbols_.end(), addr, [](uint64_t a, const Symbol& s) { return a < s.addr; });
   if (it == symbols_.begin()) return nullptr;
   uint64_t start = std::prev(it)->addr;
   // Walk back to the first (preferred) alias at that address; a longer alias may cover addr too.

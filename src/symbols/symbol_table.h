@@ -17,10 +17,10 @@ namespace exitscope {
 
 struct Symbol {
   uint64_t addr = 0;
-  uint64_t size = 0;     // bytes; derived from the next symbol for kallsyms/System.map
+  uint64_t size = 0;  // bytes; derived from the next symbol for kallsyms/System.map
   std::string name;
-  std::string module;    // "kvm" for "[kvm]" lines; empty for the core kernel
-  char type = 'T';       // nm letter: T/t text, W/w weak
+  std::string module;  // "kvm" for "[kvm]" lines; empty for the core kernel
+  char type = 'T';     // nm letter: T/t text, W/w weak
 };
 
 class SymbolTable {

@@ -12,8 +12,8 @@ namespace exitscope {
 namespace {
 
 // kernel/trace/ring_buffer.c: flags in the high bits of a read page's commit field.
-constexpr uint64_t kRbMissedEvents = 1ull << 31;  // RB_MISSED_EVENTS
-constexpr uint64_t kRbMissedStored = 1ull << 30;  // RB_MISSED_STORED: count stored after the data
+constexpr uint64_t kRbMissedEvents = 1ull << 31;      // RB_MISSED_EVENTS
+constexpr uint64_t kRbMissedStored = 1ull << 30;      // RB_MISSED_STORED: count stored after the data
 constexpr uint64_t kRbCommitMask = (1ull << 27) - 1;  // length bits (trace-cmd's COMMIT_MASK)
 
 uint64_t LoadLong(const uint8_t* p, uint32_t long_size) {
@@ -30,11 +30,9 @@ RingPageHeader ParseRingPageHeader(std::span<const uint8_t> page, uint32_t long_
   if (page.size() < data_off) return h;
   std::memcpy(&h.ts, page.data(), 8);
   uint64_t commit = LoadLong(page.data() + 8, long_size);
-  h.data_bytes = static_cast<uint32_t>(
-      std::min<uint64_t>(commit & kRbCommitMask, page.size() - data_off));
+  h.data_bytes = static_cast<uint32_t>(std::min<uint64_t>(commit & kRbCommitMask, page.size() - data_off));
   h.missed = commit & kRbMissedEvents;
-  if (h.missed && (commit & kRbMissedStored) &&
-      data_off + h.data_bytes + long_size <= page.size()) {
+  if (h.missed && (commit & kRbMissedStored) && data_off + h.data_bytes + long_size <= page.size()) {
     h.missed_count = LoadLong(page.data() + data_off + h.data_bytes, long_size);
   }
   return h;
@@ -48,9 +46,12 @@ void ParseCpuStats(const std::string& text, CpuLoss* loss) {
     if (colon == std::string::npos) continue;
     std::string key = line.substr(0, colon);
     uint64_t v = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
-    if (key == "overrun") loss->overrun = v;
-    else if (key == "dropped events") loss->dropped = v;
-    else if (key == "entries") loss->entries = v;
+    if (key == "overrun")
+      loss->overrun = v;
+    else if (key == "dropped events")
+      loss->dropped = v;
+    else if (key == "entries")
+      loss->entries = v;
   }
 }
 
@@ -76,9 +77,8 @@ Result<std::unique_ptr<TracePipeReader>> TracePipeReader::Open(const TracefsInst
   bool any = false;
   for (int fd : r->fds_) any |= fd >= 0;
   if (!any) {
-    return MakeError(errno == EACCES || errno == EPERM ? kExitNoPerm : kExitIoErr,
-                     "live.no-ring-buffer", "cannot open any trace_pipe_raw in " + instance.dir() +
-                                                ": " + std::strerror(errno),
+    return MakeError(errno == EACCES || errno == EPERM ? kExitNoPerm : kExitIoErr, "live.no-ring-buffer",
+                     "cannot open any trace_pipe_raw in " + instance.dir() + ": " + std::strerror(errno),
                      "run as root");
   }
   return r;
@@ -93,8 +93,8 @@ Result<uint64_t> TracePipeReader::ReadReady(const Sink& sink, const std::vector<
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EAGAIN) break;
       if (n < 0) {
-        return MakeError(kExitIoErr, "live.read", "reading the ring buffer of cpu " +
-                                                      std::to_string(cpu) + ": " + std::strerror(errno));
+        return MakeError(kExitIoErr, "live.read",
+                         "reading the ring buffer of cpu " + std::to_string(cpu) + ": " + std::strerror(errno));
       }
       if (n == 0) break;
       if (static_cast<size_t>(n) < page_.size()) {
@@ -122,8 +122,7 @@ Result<uint64_t> TracePipeReader::Poll(int timeout_ms, const Sink& sink) {
   }
   int r = ::poll(pfds.data(), pfds.size(), timeout_ms);
   if (r < 0 && errno != EINTR) {
-    return MakeError(kExitIoErr, "live.poll", std::string("poll on the ring buffer: ") +
-                                                  std::strerror(errno));
+    return MakeError(kExitIoErr, "live.poll", std::string("poll on the ring buffer: ") + std::strerror(errno));
   }
   // Only CPUs the kernel marked ready (buffer_percent full): reading a busy CPU's half page each
   // time would store mostly-empty pages. Partial pages go out at Drain (the end, or top's tick).

@@ -32,11 +32,11 @@ inline constexpr uint32_t RingPageDataOffset(uint32_t long_size = 8) { return 8 
 
 struct CpuLoss {
   uint64_t pages = 0;
-  uint64_t pages_with_missed = 0;   // pages flagged RB_MISSED_EVENTS
-  uint64_t missed_events = 0;       // sum of the counts stored in flagged pages
-  uint64_t overrun = 0;             // stats: events overwritten before we read them
-  uint64_t dropped = 0;             // stats: events dropped (ring full, no-overwrite mode)
-  uint64_t entries = 0;             // stats: events still in the buffer when read
+  uint64_t pages_with_missed = 0;  // pages flagged RB_MISSED_EVENTS
+  uint64_t missed_events = 0;      // sum of the counts stored in flagged pages
+  uint64_t overrun = 0;            // stats: events overwritten before we read them
+  uint64_t dropped = 0;            // stats: events dropped (ring full, no-overwrite mode)
+  uint64_t entries = 0;            // stats: events still in the buffer when read
   uint64_t Lost() const { return std::max(missed_events, overrun) + dropped; }
 };
 

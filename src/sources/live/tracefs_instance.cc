@@ -61,12 +61,12 @@ const InstanceDirOps& KernelInstanceDirOps() {
 }
 
 std::vector<std::string> DefaultExitEvents() {
-  return {"kvm:kvm_exit",        "kvm:kvm_entry",      "kvm:kvm_msr",
-          "kvm:kvm_pio",         "kvm:kvm_mmio",       "kvm:kvm_cr",
-          "kvm:kvm_hypercall",   "kvm:kvm_userspace_exit", "kvm:kvm_fast_mmio",
-          "kvm:kvm_page_fault",  "kvm:kvm_emulate_insn",   "kvm:kvm_cpuid",
-          "kvm:kvm_apic",        "kvm:kvm_apic_ipi",   "kvm:kvm_inj_virq",
-          "kvm:kvm_halt_poll_ns", "kvm:kvm_vcpu_wakeup", "kvm:kvm_nested_vmexit",
+  return {"kvm:kvm_exit",          "kvm:kvm_entry",          "kvm:kvm_msr",
+          "kvm:kvm_pio",           "kvm:kvm_mmio",           "kvm:kvm_cr",
+          "kvm:kvm_hypercall",     "kvm:kvm_userspace_exit", "kvm:kvm_fast_mmio",
+          "kvm:kvm_page_fault",    "kvm:kvm_emulate_insn",   "kvm:kvm_cpuid",
+          "kvm:kvm_apic",          "kvm:kvm_apic_ipi",       "kvm:kvm_inj_virq",
+          "kvm:kvm_halt_poll_ns",  "kvm:kvm_vcpu_wakeup",    "kvm:kvm_nested_vmexit",
           "kvm:kvm_nested_vmenter"};
 }
 
@@ -116,8 +116,7 @@ Result<std::vector<int>> ThreadsOf(int pid) {
   return tids;
 }
 
-Result<std::unique_ptr<TracefsInstance>> TracefsInstance::Create(const std::string& tracefs,
-                                                                 uint32_t buffer_size_kb,
+Result<std::unique_ptr<TracefsInstance>> TracefsInstance::Create(const std::string& tracefs, uint32_t buffer_size_kb,
                                                                  const InstanceDirOps& ops) {
   auto stale = RemoveStaleInstances(tracefs, ops);
   if (!stale.ok()) return stale.error();

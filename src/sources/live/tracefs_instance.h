@@ -38,8 +38,7 @@ struct InstanceDirOps {
 const InstanceDirOps& KernelInstanceDirOps();
 
 // Removes instances/exitscope-<pid> whose pid is no longer running. Returns how many were removed.
-Result<int> RemoveStaleInstances(const std::string& tracefs,
-                                 const InstanceDirOps& ops = KernelInstanceDirOps());
+Result<int> RemoveStaleInstances(const std::string& tracefs, const InstanceDirOps& ops = KernelInstanceDirOps());
 
 struct EnabledEvent {
   std::string system, name;
@@ -53,9 +52,8 @@ class TracefsInstance {
   TracefsInstance& operator=(const TracefsInstance&) = delete;
 
   // Cleans stale instances of ours, then creates instances/exitscope-<getpid()> with tracing off.
-  static Result<std::unique_ptr<TracefsInstance>> Create(
-      const std::string& tracefs, uint32_t buffer_size_kb,
-      const InstanceDirOps& ops = KernelInstanceDirOps());
+  static Result<std::unique_ptr<TracefsInstance>> Create(const std::string& tracefs, uint32_t buffer_size_kb,
+                                                         const InstanceDirOps& ops = KernelInstanceDirOps());
   // Enables each event ("sys:name", "name" = kvm:name, or "sys:*"). Events that do not exist are
   // errors unless `skip_missing` (the default list spans kernel versions).
   Status EnableEvents(const std::vector<std::string>& events, bool skip_missing);

@@ -72,8 +72,8 @@ inline constexpr uint32_t kAttrConfigOff = 8;
 inline constexpr uint32_t kAttrSampleTypeOff = 24;
 inline constexpr uint32_t kAttrReadFormatOff = 32;
 inline constexpr uint32_t kAttrFlagsOff = 40;
-inline constexpr uint32_t kAttrClockIdOff = 92;   // PERF_ATTR_SIZE_VER1+ (96 bytes)
-inline constexpr uint32_t kAttrMinSize = 64;      // PERF_ATTR_SIZE_VER0
+inline constexpr uint32_t kAttrClockIdOff = 92;  // PERF_ATTR_SIZE_VER1+ (96 bytes)
+inline constexpr uint32_t kAttrMinSize = 64;     // PERF_ATTR_SIZE_VER0
 inline constexpr uint64_t kAttrFlagSampleIdAll = 1ULL << 18;
 inline constexpr uint64_t kAttrFlagUseClockId = 1ULL << 25;
 inline constexpr uint32_t kAttrTypeTracepoint = 2;  // PERF_TYPE_TRACEPOINT: config = event id

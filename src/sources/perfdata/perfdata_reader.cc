@@ -52,15 +52,13 @@ std::string ClockName(int32_t clockid) {
 
 }  // namespace
 
-Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path,
-                                                         Diagnostics* diagnostics) {
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path, Diagnostics* diagnostics) {
   auto in = MappedFile::Open(path);
   if (!in) return in.error();
   return Open(std::move(in.value()), diagnostics);
 }
 
-Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input,
-                                                         Diagnostics* diagnostics) {
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics) {
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
   f->input_ = std::move(input);
   f->diagnostics_ = diagnostics;
@@ -83,8 +81,8 @@ Status PerfDataFile::ParseFileHeader() {
   }
   uint64_t magic = Ld64(bytes.data());
   if (magic == pd::kMagicSwapped) {
-    return MakeError(kExitDataErr, "perfdata.foreign-endian",
-                     "'" + path + "' is a big-endian perf.data file", "read it with perf on a big-endian host "
+    return MakeError(kExitDataErr, "perfdata.foreign-endian", "'" + path + "' is a big-endian perf.data file",
+                     "read it with perf on a big-endian host "
                      "(perf script) and give exitscope the text");
   }
   if (magic != pd::kMagicLe) {
@@ -113,8 +111,7 @@ Status PerfDataFile::ParseFileHeader() {
   }
   const uint8_t* h = bytes.data();
   uint64_t attr_size = Ld64(h + pd::kHeaderAttrSizeOff);
-  if (Status st = ParseAttrSection(attr_size, Ld64(h + pd::kHeaderAttrsOff), Ld64(h + pd::kHeaderAttrsOff + 8));
-      !st) {
+  if (Status st = ParseAttrSection(attr_size, Ld64(h + pd::kHeaderAttrsOff), Ld64(h + pd::kHeaderAttrsOff + 8)); !st) {
     return st;
   }
   uint64_t data_off = Ld64(h + pd::kHeaderDataOff);
@@ -258,9 +255,7 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
   size_t pos = 0;
   std::string s;
   switch (feature) {
-    case pd::kFeatTracingData:
-      tracing_data_ = body;
-      break;
+    case pd::kFeatTracingData: tracing_data_ = body; break;
     case pd::kFeatHostname:
       if (ReadHeaderString(body, &pos, &s)) meta_.hostname = s;
       break;
@@ -290,11 +285,8 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
     case pd::kFeatCmdline:
       if (body.size() >= 4) meta_.record_command = RecordCommand(body);
       break;
-    case pd::kFeatEventDesc:
-      NameAttrsFromEventDesc(body, &attrs_);
-      break;
-    default:
-      break;
+    case pd::kFeatEventDesc: NameAttrsFromEventDesc(body, &attrs_); break;
+    default: break;
   }
 }
 
@@ -378,9 +370,7 @@ void PerfDataFile::ScanRecords() {
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
     size_t next = pos + size;
     switch (type) {
-      case pd::kRecordSample:
-        ++stats_.samples;
-        break;
+      case pd::kRecordSample: ++stats_.samples; break;
       case pd::kRecordComm: ApplyComm(body, &meta_); break;
       case pd::kRecordFork: ApplyFork(body, &meta_); break;
       case pd::kRecordLost:
@@ -392,12 +382,8 @@ void PerfDataFile::ScanRecords() {
         ++stats_.lost_records;
         if (body.size() >= 8) stats_.lost_events += Ld64(body.data());
         break;
-      case pd::kRecordFinishedRound:
-        ++stats_.finished_rounds;
-        break;
-      case pd::kRecordCompressed:
-        ++stats_.compressed_records;
-        break;
+      case pd::kRecordFinishedRound: ++stats_.finished_rounds; break;
+      case pd::kRecordCompressed: ++stats_.compressed_records; break;
       case pd::kRecordHeaderAttr:
         // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
         if (body.size() >= pd::kAttrMinSize) {
@@ -424,8 +410,7 @@ void PerfDataFile::ScanRecords() {
         // Pipe mode: u64 feature id, then the same body as a file-mode feature section.
         if (body.size() >= 8) ParseFeature(static_cast<int>(Ld64(body.data())), body.subspan(8));
         break;
-      default:
-        break;
+      default: break;
     }
     pos = next;
   }
@@ -444,8 +429,7 @@ void PerfDataFile::FinishAttrs() {
   if (st & pd::kSampleIdentifier) {
     id_pos_ = 0;
   } else if (st & pd::kSampleId) {
-    id_pos_ = !!(st & pd::kSampleIp) + !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) +
-              !!(st & pd::kSampleAddr);
+    id_pos_ = !!(st & pd::kSampleIp) + !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) + !!(st & pd::kSampleAddr);
   }
 }
 

@@ -23,11 +23,11 @@ namespace exitscope {
 
 struct PerfAttr {
   uint32_t type = 0;
-  uint64_t config = 0;       // PERF_TYPE_TRACEPOINT: the tracepoint id (= common_type)
+  uint64_t config = 0;  // PERF_TYPE_TRACEPOINT: the tracepoint id (= common_type)
   uint64_t sample_type = 0;
   uint64_t read_format = 0;
   bool sample_id_all = false;
-  std::string name;          // "kvm:kvm_exit" from HEADER_EVENT_DESC, when present
+  std::string name;  // "kvm:kvm_exit" from HEADER_EVENT_DESC, when present
   std::vector<uint64_t> ids;
 };
 
@@ -46,7 +46,7 @@ struct PerfSample {
 struct PerfRecordStats {
   uint64_t samples = 0;
   uint64_t lost_records = 0;
-  uint64_t lost_events = 0;       // sum of PERF_RECORD_LOST.lost and LOST_SAMPLES.lost
+  uint64_t lost_events = 0;  // sum of PERF_RECORD_LOST.lost and LOST_SAMPLES.lost
   uint64_t finished_rounds = 0;
   uint64_t compressed_records = 0;  // perf record -z: not decompressed (counted as loss)
 };

@@ -63,12 +63,11 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<Map
   auto file = PerfDataFile::Open(std::move(input), diagnostics.get());
   if (!file) return file.error();
   if ((*file)->tracing_data().empty()) {
-    return MakeError(kExitDataErr, "perfdata.no-tracing-data",
-                     "'" + path + "' holds no tracepoint formats (HEADER_TRACING_DATA)",
-                     (*file)->stats().samples
-                         ? "record tracepoints: `perf record -e 'kvm:*' -a` or `perf kvm stat record`; a "
-                           "killed perf record leaves no header: stop it with Ctrl-C / SIGINT"
-                         : "the file holds no samples; record with `perf record -e 'kvm:*' -a`");
+    return MakeError(
+        kExitDataErr, "perfdata.no-tracing-data", "'" + path + "' holds no tracepoint formats (HEADER_TRACING_DATA)",
+        (*file)->stats().samples ? "record tracepoints: `perf record -e 'kvm:*' -a` or `perf kvm stat record`; a "
+                                   "killed perf record leaves no header: stop it with Ctrl-C / SIGINT"
+                                 : "the file holds no samples; record with `perf record -e 'kvm:*' -a`");
   }
   FormatRegistry formats;
   TraceMeta& meta = (*file)->mutable_meta();
@@ -95,8 +94,7 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(std::unique_ptr<MappedFi
   return OpenPerfDataRawInput(std::move(input), clock);
 }
 
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
-                                                             const std::string& name) {
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes, const std::string& name) {
   return OpenPerfDataRawInput(MappedFile::View(bytes, name), {});
 }
 

@@ -21,7 +21,6 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path,
 // The same over an input already opened (and sniffed) once: a pipe cannot be opened again.
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(std::unique_ptr<MappedFile> input, const ClockOptions& clock);
 // The same over bytes in memory (fuzzers, tests); `bytes` must outlive the source.
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes,
-                                                             const std::string& name);
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawBuffer(std::span<const uint8_t> bytes, const std::string& name);
 
 }  // namespace exitscope

@@ -44,9 +44,7 @@ void PerfSampleStream::ReadRound() {
         pending_.push_back({ts, pos_, cpu, -1, kLostMarker, 0});
         break;
       }
-      case pd::kRecordFinishedRound:
-        round_end = true;
-        break;
+      case pd::kRecordFinishedRound: round_end = true; break;
       case pd::kRecordHeaderTracingData:
         // Pipe mode: the tracing data follows the record (see PerfDataFile::ScanRecords).
         if (body.size() >= 4) {
@@ -55,8 +53,7 @@ void PerfSampleStream::ReadRound() {
           next += (uint64_t{tsize} + 7) & ~uint64_t{7};
         }
         break;
-      default:
-        break;
+      default: break;
     }
     pos_ = next;
   }
@@ -73,8 +70,8 @@ void PerfSampleStream::AddSample(std::span<const uint8_t> body, const uint8_t* r
     return;
   }
   max_ts_ns_ = std::max(max_ts_ns_, s.ts_ns);
-  pending_.push_back({s.ts_ns, pos_, s.cpu, s.tid, static_cast<uint32_t>(s.raw.size()),
-                      static_cast<uint32_t>(s.raw.data() - record)});
+  pending_.push_back(
+      {s.ts_ns, pos_, s.cpu, s.tid, static_cast<uint32_t>(s.raw.size()), static_cast<uint32_t>(s.raw.data() - record)});
 }
 
 void PerfSampleStream::ReleaseSorted() {
@@ -85,10 +82,9 @@ void PerfSampleStream::ReleaseSorted() {
   if (pos_ >= file_->records_end()) {
     ready_end_ = pending_.size();  // the end: everything may go
   } else if (have_flush_limit_) {
-    ready_end_ = static_cast<size_t>(
-        std::upper_bound(pending_.begin(), pending_.end(), flush_limit_ns_,
-                         [](uint64_t ts, const Pending& p) { return ts < p.ts_ns; }) -
-        pending_.begin());
+    ready_end_ = static_cast<size_t>(std::upper_bound(pending_.begin(), pending_.end(), flush_limit_ns_,
+                                                      [](uint64_t ts, const Pending& p) { return ts < p.ts_ns; }) -
+                                     pending_.begin());
   }
   flush_limit_ns_ = max_ts_ns_;
   have_flush_limit_ = true;

@@ -35,7 +35,7 @@ class PerfSampleStream {
  private:
   struct Pending {
     uint64_t ts_ns;
-    uint64_t offset;   // of the record inside data(): ties keep file order
+    uint64_t offset;  // of the record inside data(): ties keep file order
     int32_t cpu;
     int32_t tid;
     uint32_t raw_size;  // kLostMarker for a loss record
@@ -53,11 +53,11 @@ class PerfSampleStream {
   size_t pos_ = 0;
   std::vector<Pending> pending_;
   size_t ready_begin_ = 0, ready_end_ = 0;
-  uint64_t flush_limit_ns_ = 0;    // records at or before this time may be emitted
+  uint64_t flush_limit_ns_ = 0;  // records at or before this time may be emitted
   bool have_flush_limit_ = false;
-  uint64_t max_ts_ns_ = 0;         // newest timestamp read so far
+  uint64_t max_ts_ns_ = 0;  // newest timestamp read so far
   uint64_t last_emitted_ns_ = 0;
-  LostEvents pending_lost_;        // loss read since the last emitted sample
+  LostEvents pending_lost_;  // loss read since the last emitted sample
 };
 
 }  // namespace exitscope

@@ -53,8 +53,7 @@ bool ParseTimestamp(std::string_view s, uint64_t* ts_ns, uint32_t* frac_digits, 
   }
   std::string_view f = s.substr(dot + 1);
   if (f.empty() || f.size() > 9 || !ParseDec(s.substr(0, dot), &sec) || !ParseDec(f, &frac)) return false;
-  static constexpr uint64_t kScale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
-                                        10000,      1000,      100,      10,      1};
+  static constexpr uint64_t kScale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
   *ts_ns = sec * 1000000000ULL + frac * kScale[f.size()];
   *frac_digits = static_cast<uint32_t>(f.size());
   return true;
@@ -136,9 +135,7 @@ bool ParseTextLine(std::string_view line, TextLine* out) {
   size_t c = name.find(':');
   out->system = c == std::string_view::npos ? std::string_view() : name.substr(0, c);
   out->event = c == std::string_view::npos ? name : name.substr(c + 1);
-  out->dialect = perf_style ? TextDialect::kPerfScript
-                 : has_flags ? TextDialect::kKernelTrace
-                             : TextDialect::kTraceCmd;
+  out->dialect = perf_style ? TextDialect::kPerfScript : has_flags ? TextDialect::kKernelTrace : TextDialect::kTraceCmd;
   return true;
 }
 

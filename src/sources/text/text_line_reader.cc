@@ -13,9 +13,7 @@ constexpr size_t kChunkBytes = 1 << 20;
 constexpr int kGzipWindowBits = 15 + 32;  // zlib: 15-bit window, +32 = detect gzip/zlib header
 }  // namespace
 
-bool LooksGzip(const uint8_t* data, size_t size) {
-  return size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
-}
+bool LooksGzip(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
 
 Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(const std::string& path) {
   auto in = MappedFile::Open(path);
@@ -83,8 +81,10 @@ bool TextLineReader::Fill() {
   std::memmove(buf_.get(), buf_.get() + buf_begin_, keep);
   buf_begin_ = 0;
   buf_end_ = keep;
-  if (gzip_) FillGzip();
-  else FillPlain();
+  if (gzip_)
+    FillGzip();
+  else
+    FillPlain();
   return buf_end_ > keep;
 }
 

@@ -2,8 +2,8 @@
 // In: a path. Out: one line at a time as a string_view without the newline, valid until the next
 // call. Plain files are mapped and lines point into the map; gzip is inflated in 1 MiB chunks with
 // zlib; a pipe or FIFO (MappedFile with a stream_fd) is streamed: its look-ahead, then reads of
-// 1 MiB, so memory stays flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut and counted by the caller
-// as unparseable); a truncated gzip stream yields what it holds and sets truncated().
+// 1 MiB, so memory stays flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut
+// and counted by the caller as unparseable); a truncated gzip stream yields what it holds and sets truncated().
 #pragma once
 
 #include <zlib.h>
@@ -29,7 +29,7 @@ class TextLineReader {
 
   bool NextLine(std::string_view* line);
   bool gzip() const { return gzip_; }
-  bool truncated() const { return truncated_; }   // gzip stream ended early or was damaged
+  bool truncated() const { return truncated_; }  // gzip stream ended early or was damaged
   // The line NextLine gave last ended at the input's end without a newline (a cut file).
   bool unterminated() const { return unterminated_; }
   uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ ? raw_done_ : pos_; }
@@ -38,7 +38,7 @@ class TextLineReader {
 
  private:
   TextLineReader() = default;
-  bool Fill();      // inflates or reads more into buf_; false when the input has nothing more
+  bool Fill();  // inflates or reads more into buf_; false when the input has nothing more
   bool FillGzip();
   bool FillPlain();  // a plain stream
   // The next raw (maybe compressed) bytes: the input's bytes(), then what its stream_fd gives;
@@ -47,15 +47,15 @@ class TextLineReader {
 
   std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
-  bool stream_ = false;           // the input has an unread rest in stream_fd()
-  size_t raw_pos_ = 0;            // bytes() handed out by NextRaw
-  uint64_t raw_done_ = 0;         // every raw byte handed out
+  bool stream_ = false;                 // the input has an unread rest in stream_fd()
+  size_t raw_pos_ = 0;                  // bytes() handed out by NextRaw
+  uint64_t raw_done_ = 0;               // every raw byte handed out
   std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead
   bool raw_end_ = false;
   std::span<const uint8_t> pending_;  // plain stream: raw bytes not yet copied into buf_
   bool truncated_ = false;
   bool unterminated_ = false;
-  size_t pos_ = 0;                // plain: offset of the next line in the map
+  size_t pos_ = 0;  // plain: offset of the next line in the map
   z_stream zs_{};
   bool zs_init_ = false, zs_done_ = false;
   // gzip: inflated bytes. Not a vector: resize() would zero the whole MiB for every input, and

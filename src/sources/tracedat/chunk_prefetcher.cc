@@ -18,8 +18,11 @@ int ChunkPrefetcher::AddStream(std::span<const uint8_t> region, int64_t chunks) 
   s.region = region;
   ByteReader r(region);
   s.chunks_left = r.U32();
-  if (!r.ok()) { s.chunks_left = 0; s.truncated = true; }
-  else if (chunks >= 0) s.chunks_left = static_cast<uint32_t>(chunks);
+  if (!r.ok()) {
+    s.chunks_left = 0;
+    s.truncated = true;
+  } else if (chunks >= 0)
+    s.chunks_left = static_cast<uint32_t>(chunks);
   s.done = s.chunks_left == 0;
   streams_.push_back(std::move(s));
   return static_cast<int>(streams_.size() - 1);
@@ -33,7 +36,11 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
   uint32_t csize = r.U32();
   uint32_t usize = r.U32();
   auto data = r.Bytes(csize);
-  if (!r.ok()) { s.truncated = true; s.chunks_left = 0; return false; }
+  if (!r.ok()) {
+    s.truncated = true;
+    s.chunks_left = 0;
+    return false;
+  }
   s.pos = r.pos();
   out->file_bytes = csize + kCompressedBlockHeaderSize;
   out->corrupt = !PlausibleUncompressedSize(csize, usize);
@@ -68,7 +75,10 @@ void ChunkPrefetcher::Work() {
       continue;
     }
     Chunk chunk;
-    if (!free_.empty()) { chunk.bytes = std::move(free_.back()); free_.pop_back(); }
+    if (!free_.empty()) {
+      chunk.bytes = std::move(free_.back());
+      free_.pop_back();
+    }
     lock.unlock();
     // Only this thread touches a stream's cursor once started; the consumer reads `ready` only.
     bool more = Produce(*pick, &chunk);

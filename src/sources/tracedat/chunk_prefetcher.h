@@ -23,9 +23,9 @@ namespace exitscope {
 class ChunkPrefetcher {
  public:
   struct Chunk {
-    std::vector<uint8_t> bytes;   // the decompressed pages (empty when corrupt)
-    bool corrupt = false;         // did not decompress, or an implausible size
-    uint64_t file_bytes = 0;      // bytes of the file this chunk took (progress)
+    std::vector<uint8_t> bytes;  // the decompressed pages (empty when corrupt)
+    bool corrupt = false;        // did not decompress, or an implausible size
+    uint64_t file_bytes = 0;     // bytes of the file this chunk took (progress)
   };
 
   explicit ChunkPrefetcher(Codec codec) : decompressor_(codec) {}
@@ -69,7 +69,7 @@ class ChunkPrefetcher {
   std::condition_variable cv_;
   std::thread worker_;
   bool started_ = false, stop_ = false;
-  size_t ahead_bytes_ = kAheadBytes;  // per stream, set by Start()
+  size_t ahead_bytes_ = kAheadBytes;                        // per stream, set by Start()
   bool worker_waiting_ = false, consumer_waiting_ = false;  // notify only a thread that sleeps
 };
 

@@ -34,8 +34,7 @@ bool Decompressor::Decompress(std::span<const uint8_t> in, std::span<uint8_t> ou
       return rc == Z_OK && out_len == out.size();
     }
     case Codec::kZstd: {
-      size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_ctx_), out.data(), out.size(),
-                                     in.data(), in.size());
+      size_t n = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(zstd_ctx_), out.data(), out.size(), in.data(), in.size());
       return !ZSTD_isError(n) && n == out.size();
     }
     case Codec::kUnknown: return false;

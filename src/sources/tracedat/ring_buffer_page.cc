@@ -33,8 +33,8 @@ void RingBufferStats::Report(Diagnostics* d) const {
   if (zeroed_pages) d->Bump(DiagId::kTracedatZeroedPage, zeroed_pages);
 }
 
-bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,
-                       RingBufferStats* stats, uint64_t* missed) {
+bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout, RingBufferStats* stats,
+                       uint64_t* missed) {
   stats_ = stats;
   ++stats->pages;
   *missed = 0;
@@ -46,8 +46,7 @@ bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout,
   }
   page_ts_ = ts_ = LoadLe(page.data() + layout.ts_offset, layout.ts_size);
   uint64_t commit = LoadLe(page.data() + layout.commit_offset, layout.commit_size);
-  if (page_ts_ == 0 && commit == 0 &&
-      std::all_of(page.begin(), page.end(), [](uint8_t b) { return b == 0; })) {
+  if (page_ts_ == 0 && commit == 0 && std::all_of(page.begin(), page.end(), [](uint8_t b) { return b == 0; })) {
     ++stats->zeroed_pages;  // its records (if the page held any) are gone, unlike an empty page's
     return false;
   }

@@ -16,12 +16,12 @@
 namespace exitscope {
 
 // include/linux/ring_buffer.h (kernel 2.6.31+): type_len values above the data range.
-inline constexpr uint32_t kTypeLenDataMax = 28;   // RINGBUF_TYPE_DATA_TYPE_LEN_MAX
-inline constexpr uint32_t kTypePadding = 29;      // RINGBUF_TYPE_PADDING
-inline constexpr uint32_t kTypeTimeExtend = 30;   // RINGBUF_TYPE_TIME_EXTEND
-inline constexpr uint32_t kTypeTimeStamp = 31;    // RINGBUF_TYPE_TIME_STAMP (absolute, 5.2+)
-inline constexpr uint32_t kTsShift = 27;          // kernel/trace/ring_buffer.c TS_SHIFT
-inline constexpr uint32_t kEventHeaderSize = 4;   // RB_EVNT_HDR_SIZE
+inline constexpr uint32_t kTypeLenDataMax = 28;  // RINGBUF_TYPE_DATA_TYPE_LEN_MAX
+inline constexpr uint32_t kTypePadding = 29;     // RINGBUF_TYPE_PADDING
+inline constexpr uint32_t kTypeTimeExtend = 30;  // RINGBUF_TYPE_TIME_EXTEND
+inline constexpr uint32_t kTypeTimeStamp = 31;   // RINGBUF_TYPE_TIME_STAMP (absolute, 5.2+)
+inline constexpr uint32_t kTsShift = 27;         // kernel/trace/ring_buffer.c TS_SHIFT
+inline constexpr uint32_t kEventHeaderSize = 4;  // RB_EVNT_HDR_SIZE
 // kernel/trace/ring_buffer.c: commit flag bits; libtraceevent masks the size with 27 bits.
 inline constexpr uint64_t kMissedEventsFlag = 1ull << 31;  // RB_MISSED_EVENTS
 inline constexpr uint64_t kMissedStoredFlag = 1ull << 30;  // RB_MISSED_STORED (count after data)
@@ -41,12 +41,12 @@ struct PageLayout {
 
 struct RingBufferStats {
   uint64_t pages = 0;
-  uint64_t truncated_pages = 0;   // commit beyond the page, or a record running past the commit
-  uint64_t bad_lengths = 0;       // a record whose length is impossible (0-length type_len 0 …)
-  uint64_t missed_events = 0;     // events the kernel reported lost (stored counts)
-  uint64_t missed_unknown = 0;    // pages flagged "events missed" without a count
-  uint64_t ts_backwards = 0;      // a page starting before the previous page's last event
-  uint64_t zeroed_pages = 0;      // all zero bytes: no kernel page is (its stamp is never 0)
+  uint64_t truncated_pages = 0;  // commit beyond the page, or a record running past the commit
+  uint64_t bad_lengths = 0;      // a record whose length is impossible (0-length type_len 0 …)
+  uint64_t missed_events = 0;    // events the kernel reported lost (stored counts)
+  uint64_t missed_unknown = 0;   // pages flagged "events missed" without a count
+  uint64_t ts_backwards = 0;     // a page starting before the previous page's last event
+  uint64_t zeroed_pages = 0;     // all zero bytes: no kernel page is (its stamp is never 0)
   void Report(Diagnostics* d) const;
   void Add(const RingBufferStats& o) {
     pages += o.pages;
@@ -68,8 +68,7 @@ class PageWalker {
  public:
   // Starts a page. Returns false (after counting why) when the page has no usable records.
   // `missed` receives the number of events lost before this page (~0ull = unknown, 0 = none).
-  bool Begin(std::span<const uint8_t> page, const PageLayout& layout, RingBufferStats* stats,
-             uint64_t* missed);
+  bool Begin(std::span<const uint8_t> page, const PageLayout& layout, RingBufferStats* stats, uint64_t* missed);
 
   // Next data record of the page; false at the page's end.
   inline bool Next(PageRecord* out);
@@ -99,14 +98,25 @@ inline bool PageWalker::Next(PageRecord* out) {
       out->payload = {body, len};
       return true;
     }
-    if (type_len == kTypePadding && delta == 0) { p_ = end_; return false; }  // null event: page ends
+    if (type_len == kTypePadding && delta == 0) {
+      p_ = end_;
+      return false;
+    }  // null event: page ends
     if (avail < 4) break;
     uint32_t word = static_cast<uint32_t>(LoadLe(body, 4));
     switch (type_len) {
       case 0: {  // large record: array[0] = payload length + 4
-        if (word < 4 + 2) { ++stats_->bad_lengths; p_ = end_; return false; }
+        if (word < 4 + 2) {
+          ++stats_->bad_lengths;
+          p_ = end_;
+          return false;
+        }
         uint32_t len = ((word - 4) + 3) & ~3u;
-        if (len > avail - 4) { ++stats_->truncated_pages; p_ = end_; return false; }
+        if (len > avail - 4) {
+          ++stats_->truncated_pages;
+          p_ = end_;
+          return false;
+        }
         ts_ += delta;
         p_ = body + 4 + len;
         out->ts = ts_;
@@ -116,7 +126,11 @@ inline bool PageWalker::Next(PageRecord* out) {
       case kTypePadding:
         // A discarded record; its delta still counts (the writer's stamp moved past it).
         ts_ += delta;
-        if (word > avail) { ++stats_->truncated_pages; p_ = end_; return false; }
+        if (word > avail) {
+          ++stats_->truncated_pages;
+          p_ = end_;
+          return false;
+        }
         p_ = body + word;
         continue;
       case kTypeTimeExtend:

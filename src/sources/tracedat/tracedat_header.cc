@@ -16,16 +16,15 @@ constexpr uint64_t kMaxV6ClockText = 4096;
 
 class HeaderParser {
  public:
-  HeaderParser(std::span<const uint8_t> file, const std::string& path, FormatRegistry* formats,
-               TraceMeta* meta, Diagnostics* diagnostics)
+  HeaderParser(std::span<const uint8_t> file, const std::string& path, FormatRegistry* formats, TraceMeta* meta,
+               Diagnostics* diagnostics)
       : file_(file), path_(path), formats_(formats), meta_(meta), diag_(diagnostics) {}
 
   Result<TraceDatLayout> Parse();
 
  private:
   Error Truncated(std::string_view what) const {
-    return MakeError(kExitDataErr, "tracedat.truncated",
-                     "'" + path_ + "' ends inside " + std::string(what),
+    return MakeError(kExitDataErr, "tracedat.truncated", "'" + path_ + "' ends inside " + std::string(what),
                      "the file was cut short (recorder killed, disk full, partial copy); re-record or "
                      "copy it again");
   }
@@ -58,8 +57,10 @@ class HeaderParser {
   // trace_clock text "local [global] counter …" (or v6's "[global]"): the bracketed clock is in use.
   void NoteClockText(std::string_view s) {
     size_t open = s.find('['), close = s.find(']');
-    if (open != std::string_view::npos && close > open) meta_->clock = std::string(s.substr(open + 1, close - open - 1));
-    else if (meta_->clock.empty()) meta_->clock = std::string(s.substr(0, s.find_first_of(" \n")));
+    if (open != std::string_view::npos && close > open)
+      meta_->clock = std::string(s.substr(open + 1, close - open - 1));
+    else if (meta_->clock.empty())
+      meta_->clock = std::string(s.substr(0, s.find_first_of(" \n")));
   }
 };
 
@@ -119,8 +120,10 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
         int32_t pid = static_cast<int32_t>(r.U32());
         if (r.ok()) g.vcpu_to_host_tid[vcpu] = pid;
       }
-      if (r.ok()) meta_->guests.push_back(std::move(g));
-      else diag_->Bump(DiagId::kTracedatBadGuestOption);
+      if (r.ok())
+        meta_->guests.push_back(std::move(g));
+      else
+        diag_->Bump(DiagId::kTracedatBadGuestOption);
       break;
     }
     case kOptTimeShift:
@@ -129,8 +132,9 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       diag_->Bump(DiagId::kTracedatTimeShiftIgnored);
       if (!time_shift_noted_) {
         time_shift_noted_ = true;
-        meta_->clock_notes.push_back("TIME_SHIFT (guest↔host clock sync) not applied: times are in this "
-                                     "guest's own clock, not its host's");
+        meta_->clock_notes.push_back(
+            "TIME_SHIFT (guest↔host clock sync) not applied: times are in this "
+            "guest's own clock, not its host's");
       }
       break;
     case kOptBuffer: {
@@ -168,9 +172,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
     case kOptKallsyms: kallsyms_ = r.U64(); break;
     case kOptPrintk: printk_ = r.U64(); break;
     case kOptCmdlines: cmdlines_ = r.U64(); break;
-    case kOptBufferText:
-      diag_->Bump(DiagId::kTracedatLatencyBufferSkipped);
-      break;
+    case kOptBufferText: diag_->Bump(DiagId::kTracedatLatencyBufferSkipped); break;
     default: break;  // DATE, HOOK, VERSION, PROCMAPS, TRACEID, STRINGS …: not needed for analysis
   }
   return Status::Ok();
@@ -222,17 +224,21 @@ Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std:
   if (plausible) storage->resize(usize);
   Decompressor d(layout_.codec);
   if (!plausible || !d.Decompress(data, *storage)) {
-    return MakeError(kExitDataErr, "tracedat.bad-compressed-section",
-                     "'" + path_ + "': a compressed metadata section at offset " + std::to_string(offset) +
-                         " does not decompress",
-                     "the file is damaged (partial copy?); re-copy or re-record it");
+    return MakeError(
+        kExitDataErr, "tracedat.bad-compressed-section",
+        "'" + path_ + "': a compressed metadata section at offset " + std::to_string(offset) + " does not decompress",
+        "the file is damaged (partial copy?); re-copy or re-record it");
   }
   return std::span<const uint8_t>(*storage);
 }
 
 Status HeaderParser::ParseSections() {
   std::vector<uint8_t> storage;
-  struct Item { uint64_t offset; const char* what; int kind; };
+  struct Item {
+    uint64_t offset;
+    const char* what;
+    int kind;
+  };
   const Item items[] = {{header_info_, "header info section", 0}, {ftrace_, "ftrace formats section", 1},
                         {events_, "event formats section", 2},    {kallsyms_, "kallsyms section", 3},
                         {printk_, "printk section", 4},           {cmdlines_, "cmdlines section", 5}};
@@ -244,7 +250,10 @@ Status HeaderParser::ParseSections() {
     ByteReader r(*body);
     bool ok = true;
     switch (it.kind) {
-      case 0: ok = ParseHeaderInfo(&r, &info); layout_.header_page = info.header_page; break;
+      case 0:
+        ok = ParseHeaderInfo(&r, &info);
+        layout_.header_page = info.header_page;
+        break;
       case 1: ok = ParseFtraceFormats(&r, formats_, diag_); break;
       case 2: ok = ParseEventSystems(&r, formats_, diag_); break;
       case 3: ok = ParseKallsyms(&r, meta_); break;
@@ -403,8 +412,10 @@ Result<TraceDatLayout> HeaderParser::Parse() {
   layout_.long_size = static_cast<uint32_t>(r.U(1));
   layout_.page_size = r.U32();
   if (!r.ok()) return Truncated("its initial header");
-  if (version == "6") layout_.version = 6;
-  else if (version == "7") layout_.version = 7;
+  if (version == "6")
+    layout_.version = 6;
+  else if (version == "7")
+    layout_.version = 7;
   else {
     return MakeError(kExitDataErr, "tracedat.unknown-version",
                      "'" + path_ + "' is trace.dat version '" + std::string(version.substr(0, 16)) +
@@ -424,8 +435,10 @@ Result<TraceDatLayout> HeaderParser::Parse() {
   }
   // The hint names the ISA in a report even when no kvm_exit (with its own `isa` field) is seen.
   if (meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {
-    if (meta_->kallsyms.find(" vmx_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kVmx;
-    else if (meta_->kallsyms.find(" svm_vcpu_run") != std::string::npos) meta_->isa_hint = Isa::kSvm;
+    if (meta_->kallsyms.find(" vmx_vcpu_run") != std::string::npos)
+      meta_->isa_hint = Isa::kVmx;
+    else if (meta_->kallsyms.find(" svm_vcpu_run") != std::string::npos)
+      meta_->isa_hint = Isa::kSvm;
   }
   return std::move(layout_);
 }
@@ -433,8 +446,7 @@ Result<TraceDatLayout> HeaderParser::Parse() {
 }  // namespace
 
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta,
-                                           Diagnostics* diagnostics) {
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics) {
   return HeaderParser(file, path, formats, meta, diagnostics).Parse();
 }
 

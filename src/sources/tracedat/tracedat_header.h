@@ -20,15 +20,15 @@ namespace exitscope {
 
 struct TraceDatCpuData {
   int32_t cpu = 0;
-  uint64_t offset = 0;  // file offset of the CPU's pages (v7 compressed: of its chunk count)
-  uint64_t size = 0;    // bytes in the file
+  uint64_t offset = 0;       // file offset of the CPU's pages (v7 compressed: of its chunk count)
+  uint64_t size = 0;         // bytes in the file
   int64_t chunk_count = -1;  // v7 compressed: chunks to read; -1 = the count the file holds
 };
 
 struct TraceDatLayout {
   int version = 0;
-  Codec codec = Codec::kNone;       // of the metadata sections and, if flagged, the data
-  bool data_compressed = false;     // v7 flyrecord data stored as compressed chunks
+  Codec codec = Codec::kNone;    // of the metadata sections and, if flagged, the data
+  bool data_compressed = false;  // v7 flyrecord data stored as compressed chunks
   uint32_t page_size = 0;
   uint32_t long_size = 8;
   std::string header_page;
@@ -36,11 +36,10 @@ struct TraceDatLayout {
   // TSC2NSEC option: ns = (ts * mult) >> shift (trace-cmd applies neither offset nor clock check).
   uint32_t tsc_mult = 0, tsc_shift = 0;
   uint64_t tsc_offset = 0;
-  int64_t ts_offset_ns = 0;         // OFFSET option: added to every timestamp, as trace-cmd does
+  int64_t ts_offset_ns = 0;  // OFFSET option: added to every timestamp, as trace-cmd does
 };
 
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta,
-                                           Diagnostics* diagnostics);
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics);
 
 }  // namespace exitscope

@@ -26,7 +26,9 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
   const TraceDatLayout& l = *layout;
   meta->source_format = "trace.dat v" + std::to_string(l.version);
   if (l.version >= 7) {
-    meta->source_format += l.codec == Codec::kZlib ? " (zlib)" : l.codec == Codec::kZstd ? " (zstd)" : " (uncompressed)";
+    meta->source_format += l.codec == Codec::kZlib   ? " (zlib)"
+                           : l.codec == Codec::kZstd ? " (zstd)"
+                                                     : " (uncompressed)";
   }
   shared->page_layout = PageLayout::FromHeaderPage(l.header_page);
   shared->page_size = l.page_size;
@@ -72,9 +74,8 @@ void PageCounters::Report(Diagnostics* d) const {
   }
 }
 
-TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters,
-                                     const TraceDatCpuData& data, ChunkPrefetcher* prefetcher,
-                                     const TimeWindow& window)
+TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters, const TraceDatCpuData& data,
+                                     ChunkPrefetcher* prefetcher, const TimeWindow& window)
     : shared_(shared), counters_(counters), cpu_(data.cpu), prefetcher_(prefetcher), window_(window) {
   auto bytes = shared->file->bytes();
   uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
@@ -114,8 +115,8 @@ bool TraceDatCpuStream::Advance() {
       }
       if (!window_.Below(ts_ns)) {
         page_lost_.cpu = -1;
-        in_page_ = false;   // the page ends in a later window, which counts it
-        pages_ = {};        // and this stream is done for good
+        in_page_ = false;  // the page ends in a later window, which counts it
+        pages_ = {};       // and this stream is done for good
         stopped_at_hi_ = true;
         return false;
       }
@@ -196,7 +197,10 @@ bool TraceDatCpuStream::NextChunk() {
   bool truncated = false;
   bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
   if (!more) {
-    if (truncated && !truncation_counted_) { ++counters_->chunks_truncated; truncation_counted_ = true; }
+    if (truncated && !truncation_counted_) {
+      ++counters_->chunks_truncated;
+      truncation_counted_ = true;
+    }
     return false;
   }
   counters_->bytes_done += chunk_.file_bytes;

@@ -136,14 +136,14 @@ class TraceDatCpuStream : public CpuRecordStream {
   ChunkPrefetcher::Chunk chunk_;
   uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
   PageWalker walker_;
-  RingBufferStats page_stats_;   // the current page's (windows: kept only if the page ends here)
+  RingBufferStats page_stats_;    // the current page's (windows: kept only if the page ends here)
   uint64_t page_last_ts_ns_ = 0;  // last record (or the page stamp) of the current page
   bool in_page_ = false;
   uint64_t last_page_ts_ = 0;
-  uint64_t last_ts_ns_ = 0;       // windows: the last record walked, for the time check
+  uint64_t last_ts_ns_ = 0;  // windows: the last record walked, for the time check
   bool went_back_ = false;
   bool stopped_at_hi_ = false;
-  LostEvents page_lost_;          // loss marker of the current page, not yet handed out
+  LostEvents page_lost_;  // loss marker of the current page, not yet handed out
 };
 
 }  // namespace exitscope
