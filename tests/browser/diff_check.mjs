@@ -6,21 +6,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage } from './chromium.mjs';
+import { parseArgs, tally } from './check_util.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
-const bin = opt('--exitscope'), before = opt('--trace'), after = opt('--after'), outDir = opt('--out');
+const { opt, bin, trace: before, outDir } = parseArgs('diff_check.mjs --exitscope BIN --trace BEFORE --after AFTER --out DIR');
+const after = opt('--after');
 const name = opt('--name') || 'diff_' + path.basename(before).replace(/\W+/g, '_');
-if (!bin || !before || !after || !outDir) { console.error('usage: diff_check.mjs --exitscope BIN --trace A --after B --out DIR'); process.exit(2); }
-for (const t of [before, after]) if (!fs.existsSync(t)) { console.error('FAIL: trace missing: ' + t); process.exit(1); }
-fs.mkdirSync(outDir, { recursive: true });
-
-let failures = 0, passes = 0;
-function check(ok, what) {
-  if (ok) { passes++; return; }
-  failures++;
-  console.log('FAIL: ' + what);
-}
+if (!after || !fs.existsSync(after)) { console.error('FAIL: --after trace missing: ' + after); process.exit(1); }
+const tl = tally(), check = tl.check;
 function run(args) {
   try {
     return execFileSync(bin, args, { encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -58,5 +50,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`${passes} passed, ${failures} failed`);
-process.exit(failures ? 1 : 0);
+tl.finish();

@@ -7,23 +7,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage } from './chromium.mjs';
+import { parseArgs, tally } from './check_util.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
-const bin = opt('--exitscope'), trace = opt('--trace'), outDir = opt('--out');
+const { argv, opt, bin, trace, outDir, extra } = parseArgs('html_check.mjs --exitscope BIN --trace TRACE --out DIR');
 const advise = argv.includes('--advise');
-const extra = argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [];
 const name = opt('--name') || path.basename(trace).replace(/\W+/g, '_') + (advise ? '_advise' : '');
-if (!bin || !trace || !outDir) { console.error('usage: html_check.mjs --exitscope BIN --trace TRACE --out DIR'); process.exit(2); }
-if (!fs.existsSync(trace)) { console.error('FAIL: trace missing: ' + trace + ' (EXITSCOPE_SHARED_DIR?)'); process.exit(1); }
-fs.mkdirSync(outDir, { recursive: true });
-
-let failures = 0, passes = 0;
-function check(ok, what) {
-  if (ok) { passes++; return; }
-  failures++;
-  console.log('FAIL: ' + what);
-}
+const tl = tally(), check = tl.check;
 function run(args) {
   try {
     return execFileSync(bin, args, { encoding: 'utf8', maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -141,5 +130,4 @@ try {
 } finally {
   await browser.close();
 }
-console.log(`${passes} passed, ${failures} failed`);
-process.exit(failures ? 1 : 0);
+tl.finish();

@@ -8,22 +8,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as Trace from '@paulirish/trace_engine/models/trace/trace.js';
+import { parseArgs, tally } from './check_util.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
-const bin = opt('--exitscope'), trace = opt('--trace'), outDir = opt('--out');
-const extra = argv.includes('--') ? argv.slice(argv.indexOf('--') + 1) : [];
-if (!bin || !trace || !outDir) { console.error('usage: timeline_check.mjs --exitscope BIN --trace TRACE --out DIR'); process.exit(2); }
-if (!fs.existsSync(trace)) { console.error('FAIL: trace missing: ' + trace); process.exit(1); }
-fs.mkdirSync(outDir, { recursive: true });
+const { bin, trace, outDir, extra } = parseArgs('timeline_check.mjs --exitscope BIN --trace TRACE --out DIR');
 const name = path.basename(trace).replace(/\W+/g, '_') + (extra.length ? '_' + extra.join('_').replace(/\W+/g, '') : '');
-
-let failures = 0, passes = 0;
-function check(ok, what) {
-  if (ok) { passes++; return; }
-  failures++;
-  console.log('FAIL: ' + what);
-}
+const tl = tally(), check = tl.check;
 function run(args) {
   const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
   if (r.status !== 0 && r.status !== 65) throw new Error(`${bin} ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
@@ -128,5 +117,4 @@ if (reported > 100) {
   check(cf.traceEvents.some((e) => e.ph === 'i' && e.s === 'g'), 'no marker where the cap cut');
 }
 fs.rmSync(capped);
-console.log(`${passes} passed, ${failures} failed`);
-process.exit(failures ? 1 : 0);
+tl.finish();
