@@ -7,10 +7,7 @@ target_link_libraries(exitscope_core PUBLIC PkgConfig::MICROHTTPD)
 find_program(PROMTOOL promtool REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(EXITSCOPE_PROM_DIR ${CMAKE_SOURCE_DIR}/deploy/prometheus)
-set(EXITSCOPE_PROM_SHARED "${EXITSCOPE_SHARED_DIR}")  # the fragments come before its cache entry
-if(NOT EXITSCOPE_PROM_SHARED)
-  set(EXITSCOPE_PROM_SHARED "${CMAKE_SOURCE_DIR}/../shared")
-endif()
+set(EXITSCOPE_PROM_SHARED "${EXITSCOPE_SHARED_DIR}")  # set before the fragments (CMakeLists.txt)
 add_test(NAME prometheus.rules_check
          COMMAND ${PROMTOOL} check rules ${EXITSCOPE_PROM_DIR}/exitscope.rules.yml ${EXITSCOPE_PROM_DIR}/exitscope.alerts.yml)
 add_test(NAME prometheus.rules_test COMMAND ${PROMTOOL} test rules rules_test.yml
