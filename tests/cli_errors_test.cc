@@ -47,6 +47,14 @@ TEST(CliErrors, ReportRejectsBadFilterValues) {
   ExpectUsage("report --reason NOPE " + kVmx, "EPT_VIOLATION");
 }
 
+// One output form at a time, and no filter that an output would ignore in silence.
+TEST(CliErrors, OutputFormsExcludeEachOtherAndOpenMetricsTakesNoFilter) {
+  ExpectUsage("report --json --csv " + kVmx, "give one output form");
+  ExpectUsage("report --openmetrics --html x.html " + kVmx, "give one output form");
+  ExpectUsage("report --openmetrics --pid 4242 " + kVmx, "use --json / --csv for a filtered report");
+  ExpectUsage("report --openmetrics --by vm " + kVmx, "use --json / --csv for a filtered report");
+}
+
 TEST(CliErrors, RipReportSharesTheValidation) {
   ExpectUsage("report --by rip --top -1 " + kVmx, "an integer from 1 to");
   ExpectUsage("report --by rip --pid -5 " + kVmx, "from 1 to 4194304");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -166,9 +167,13 @@ std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, ui
   return bursts;
 }
 
-Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
-                  std::span<const Rule> rules) {
-  Advice a;
+namespace {
+
+// What the advice says of the trace before any rule: counts, times, VMM trips, the bench's
+// fit to it, and the exits per class. Returns the ISAs the exits came from.
+std::set<Isa> DescribeTrace(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
+                            Advice* out) {
+  Advice& a = *out;
   a.exits = profile.exits.size();
   a.timed_exits = profile.timed_exits;
   a.exit_time_ns = profile.total_exit_ns;
@@ -209,68 +214,83 @@ Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, co
   }
   for (const auto& [k, c] : classes) a.classes.push_back(c);
   std::stable_sort(a.classes.begin(), a.classes.end(), [](const auto& x, const auto& y) { return x.exits > y.exits; });
+  return isas;
+}
+
+// One rule over the profile: its finding, or why it was not flagged (pushed to *not_flagged).
+std::optional<Finding> ApplyRule(const Rule& r, const ExitProfile& profile, const GuestSymbolizer& symbols,
+                                 const BenchCosts* bench, std::vector<NotFlagged>* not_flagged) {
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
+  MatchedExits m;
+  for (const AdvisedExit& e : profile.exits) {
+    if (r.match(e, profile)) m.push_back(&e);
+  }
+  uint64_t t = SumHandlingNs(m);
+  if (m.size() < r.min_exits) {
+    not_flagged->push_back(
+        {std::string(r.id),
+         m.empty() ? "no matching exits" : fmt::format("only {} matching exits (needs {})", m.size(), r.min_exits)});
+    return std::nullopt;
+  }
+  double count_share = profile.exits.empty() ? 0 : double(m.size()) / profile.exits.size();
+  if (t / total < r.min_share && count_share < kMinCountShare) {
+    not_flagged->push_back(
+        {std::string(r.id),
+         fmt::format("{} exits ({} of exits, {} of exit time: below {} / {})", m.size(), FormatPercent(count_share),
+                     FormatPercent(t / total), FormatPercent(kMinCountShare), FormatPercent(r.min_share))});
+    return std::nullopt;
+  }
+  Pricing pr = r.price(m, profile);
+  if (!pr.flagged) {
+    not_flagged->push_back(
+        {std::string(r.id), fmt::format("{} of exits, {} of exit time; {}", FormatPercent(count_share),
+                                        FormatPercent(t / total), pr.why_not)});
+    return std::nullopt;
+  }
+  Finding f;
+  f.id = r.id;
+  f.title = pr.title.empty() ? std::string(r.title) : pr.title;
+  f.fix = r.fix;
+  f.removes = pr.removes.value_or(r.removes);
+  f.exits = m.size();
+  f.timed_exits = TimedCount(m);
+  f.time_ns = t;
+  f.share = t / total;
+  f.count_share = count_share;
+  f.evidence = r.evidence(m, profile);
+  if (bench && r.bench_price) {
+    Pricing bp = r.bench_price(m, profile, *bench);
+    if (pr.source == PriceSource::kNone && bp.source == PriceSource::kBench) {
+      bp.how += fmt::format(" (the trace could not price it: {})", pr.how);
+      pr = std::move(bp);
+    } else if (bp.source == PriceSource::kBench) {
+      f.evidence.push_back(
+          {"priced from the bench instead", fmt::format("{}: {}", FormatDuration(bp.saving_ns), bp.how)});
+    }
+  }
+  if (profile.partial) {
+    pr.confidence = Lower(pr.confidence);
+    pr.how += "; confidence lowered a step: the trace is PARTIAL";
+  }
+  f.pricing = std::move(pr);
+  bool priced = f.pricing.source != PriceSource::kNone;
+  f.saving_share = priced && profile.total_exit_ns ? f.pricing.saving_ns / total : 0;
+  f.minor = priced && profile.total_exit_ns && f.saving_share < kMinRankedSavingShare;
+  f.rips = TopRips(m, symbols);
+  return f;
+}
+
+}  // namespace
+
+Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
+                  std::span<const Rule> rules) {
+  Advice a;
+  const std::set<Isa> isas = DescribeTrace(profile, symbols, bench, &a);
   const bool arm64 = isas.count(Isa::kArm64) != 0;
   const bool x86 = isas.count(Isa::kVmx) || isas.count(Isa::kSvm) || !arm64;
   for (const Rule& r : rules) {
     if ((r.isa == RuleIsa::kX86 && !x86) || (r.isa == RuleIsa::kArm64 && !arm64)) continue;
-    MatchedExits m;
-    for (const AdvisedExit& e : profile.exits) {
-      if (r.match(e, profile)) m.push_back(&e);
-    }
-    uint64_t t = SumHandlingNs(m);
-    if (m.size() < r.min_exits) {
-      a.not_flagged.push_back(
-          {std::string(r.id),
-           m.empty() ? "no matching exits" : fmt::format("only {} matching exits (needs {})", m.size(), r.min_exits)});
-      continue;
-    }
-    double count_share = profile.exits.empty() ? 0 : double(m.size()) / profile.exits.size();
-    if (t / total < r.min_share && count_share < kMinCountShare) {
-      a.not_flagged.push_back(
-          {std::string(r.id),
-           fmt::format("{} exits ({} of exits, {} of exit time: below {} / {})", m.size(), FormatPercent(count_share),
-                       FormatPercent(t / total), FormatPercent(kMinCountShare), FormatPercent(r.min_share))});
-      continue;
-    }
-    Pricing pr = r.price(m, profile);
-    if (!pr.flagged) {
-      a.not_flagged.push_back(
-          {std::string(r.id), fmt::format("{} of exits, {} of exit time; {}", FormatPercent(count_share),
-                                          FormatPercent(t / total), pr.why_not)});
-      continue;
-    }
-    Finding f;
-    f.id = r.id;
-    f.title = pr.title.empty() ? std::string(r.title) : pr.title;
-    f.fix = r.fix;
-    f.removes = pr.removes.value_or(r.removes);
-    f.exits = m.size();
-    f.timed_exits = TimedCount(m);
-    f.time_ns = t;
-    f.share = t / total;
-    f.count_share = count_share;
-    f.evidence = r.evidence(m, profile);
-    if (bench && r.bench_price) {
-      Pricing bp = r.bench_price(m, profile, *bench);
-      if (pr.source == PriceSource::kNone && bp.source == PriceSource::kBench) {
-        bp.how += fmt::format(" (the trace could not price it: {})", pr.how);
-        pr = std::move(bp);
-      } else if (bp.source == PriceSource::kBench) {
-        f.evidence.push_back(
-            {"priced from the bench instead", fmt::format("{}: {}", FormatDuration(bp.saving_ns), bp.how)});
-      }
-    }
-    if (profile.partial) {
-      pr.confidence = Lower(pr.confidence);
-      pr.how += "; confidence lowered a step: the trace is PARTIAL";
-    }
-    f.pricing = std::move(pr);
-    bool priced = f.pricing.source != PriceSource::kNone;
-    f.saving_share = priced && profile.total_exit_ns ? f.pricing.saving_ns / total : 0;
-    f.minor = priced && profile.total_exit_ns && f.saving_share < kMinRankedSavingShare;
-    f.rips = TopRips(m, symbols);
-    a.findings.push_back(std::move(f));
+    if (auto f = ApplyRule(r, profile, symbols, bench, &a.not_flagged)) a.findings.push_back(std::move(*f));
   }
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
     if (RankGroup(x) != RankGroup(y)) return RankGroup(x) < RankGroup(y);

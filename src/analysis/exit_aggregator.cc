@@ -277,6 +277,121 @@ std::string ExitAggregator::GroupLabel(GroupBy by, int64_t id, const TidsByVm& t
   return {};
 }
 
+ReasonRow ExitAggregator::MakeReasonRow(uint64_t rkey, const ReasonStats& r, const GroupReport& gr) const {
+  ReasonRow row;
+  row.isa = static_cast<Isa>(rkey >> 32);
+  row.code = static_cast<uint32_t>(rkey);
+  row.name = ExitReasonName(row.isa, row.code);
+  row.stats = StatsOf(r.hist);
+  row.count = row.stats.count + r.untimed;
+  row.pct_count = gr.count ? 100.0 * row.count / gr.count : 0;
+  row.pct_time = gr.total.total_ns ? 100.0 * row.stats.total_ns / gr.total.total_ns : 0;
+  row.userspace_count = r.user_count;
+  row.userspace_ns = r.user_ns;
+  row.blocked_ns = r.blocked_ns;
+  if (options_.histograms) row.histogram = BinsOf(r.hist);
+  return row;
+}
+
+GroupReport ExitAggregator::MakeGroup(int64_t gid, const GroupStats& g, const TidsByVm& tids_by_vm) const {
+  GroupReport gr;
+  gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
+  gr.id = gid;
+  gr.label = GroupLabel(options_.by, gid, tids_by_vm);
+  gr.total = StatsOf(g.total);
+  gr.count = gr.total.count + g.untimed;
+  gr.userspace_count = g.user_count;
+  gr.userspace_ns = g.user_ns;
+  gr.blocked_ns = g.blocked_ns;
+  for (const auto& [rkey, r] : g.reasons) {
+    gr.reasons.push_back(MakeReasonRow(rkey, r, gr));
+  }
+  // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
+  std::sort(gr.reasons.begin(), gr.reasons.end(), [](const ReasonRow& a, const ReasonRow& b) {
+    if (a.count != b.count) return a.count > b.count;
+    if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
+    return a.name < b.name;
+  });
+  if (options_.top > 0 && gr.reasons.size() > static_cast<size_t>(options_.top)) {
+    gr.reasons_hidden = gr.reasons.size() - options_.top;
+    gr.reasons.resize(options_.top);
+  }
+  return gr;
+}
+
+DetailRow ExitAggregator::MakeDetailRow(const DetailKey& k, const DetailStats& st) {
+  DetailRow row;
+  auto kind = static_cast<EventKind>(k.kind);
+  row.kind = std::string(DetailKindName(kind));
+  row.key = k.key;
+  row.size = k.size;
+  row.count = st.count;
+  row.exit_ns = st.exit_ns;
+  row.failed = st.failed;
+  if (st.hist) {
+    row.stats = StatsOf(*st.hist);
+    row.histogram = BinsOf(*st.hist);
+  }
+  if (k.kind >= kFirstQualKind) {
+    QualDetailText t = DescribeQualDetail(QualDetail{static_cast<QualKind>(k.kind), k.access, k.size, k.key});
+    row.kind = t.kind;
+    if (k.key == kOtherKey) {
+      row.name = "(other keys)";
+    } else {
+      row.key = t.key_value;
+      row.size = t.size;
+      row.key_text = t.key;
+      row.key_known = t.key_known;
+      row.name = t.name;
+      row.access = t.access;
+    }
+  } else if (k.key == kOtherKey) {
+    row.name = "(other keys)";
+  } else {
+    switch (kind) {
+      case EventKind::kMsr:
+        row.name = MsrName(static_cast<uint32_t>(k.key));
+        row.access = k.access ? "write" : "read";
+        break;
+      case EventKind::kPio:
+        row.name = IoPortName(static_cast<uint32_t>(k.key));
+        row.access = k.access ? "out" : "in";
+        break;
+      case EventKind::kMmio: row.access = std::string(MmioTypeName(k.access)); break;
+      case EventKind::kCr:
+        row.name = CrName(static_cast<uint32_t>(k.key));
+        row.access = k.access ? "write" : "read";
+        break;
+      case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
+      case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
+      case EventKind::kSysReg: {
+        const auto enc = static_cast<uint32_t>(k.key);
+        row.name = Arm64SysRegName(enc);
+        if (row.name.empty()) row.name = Arm64SysRegGenericName(enc);
+        row.key_text = Arm64SysRegTuple(enc);
+        row.access = k.access ? "write" : "read";
+        break;
+      }
+      case EventKind::kHvcArm64:
+        row.name = std::string(Arm64HvcFunctionName(k.key));
+        row.access = fmt::format("imm {:#x}", k.size);
+        row.size = 0;
+        break;
+      case EventKind::kWfx:
+        row.name = std::string(Arm64WfxName(k.key != 0));
+        row.key_text = std::to_string(k.key);
+        break;
+      case EventKind::kGuestFault: {
+        static constexpr std::string_view kAccess[] = {"read", "write", "fetch", "other"};
+        row.access = std::string(kAccess[k.access & 3]);
+        break;
+      }
+      default: break;
+    }
+  }
+  return row;
+}
+
 void ExitAggregator::Fill(Report* report) const {
   report->group_by = std::string(GroupByName(options_.by));
   // Threads per VM in one pass: labelling each VM by scanning every thread was quadratic (100k
@@ -288,45 +403,12 @@ void ExitAggregator::Fill(Report* report) const {
   LogHistogram all;
   uint64_t all_count = 0, user_count = 0, user_ns = 0, blocked_ns = 0;
   for (const auto& [gid, g] : groups_) {
-    GroupReport gr;
-    gr.kind = options_.by == GroupBy::kReason ? "all" : std::string(GroupByName(options_.by));
-    gr.id = gid;
-    gr.label = GroupLabel(options_.by, gid, tids_by_vm);
-    gr.total = StatsOf(g.total);
-    gr.count = gr.total.count + g.untimed;
+    GroupReport gr = MakeGroup(gid, g, tids_by_vm);
     all_count += gr.count;
-    gr.userspace_count = g.user_count;
-    gr.userspace_ns = g.user_ns;
-    gr.blocked_ns = g.blocked_ns;
     blocked_ns += g.blocked_ns;
     all.Merge(g.total);
     user_count += g.user_count;
     user_ns += g.user_ns;
-    for (const auto& [rkey, r] : g.reasons) {
-      ReasonRow row;
-      row.isa = static_cast<Isa>(rkey >> 32);
-      row.code = static_cast<uint32_t>(rkey);
-      row.name = ExitReasonName(row.isa, row.code);
-      row.stats = StatsOf(r.hist);
-      row.count = row.stats.count + r.untimed;
-      row.pct_count = gr.count ? 100.0 * row.count / gr.count : 0;
-      row.pct_time = gr.total.total_ns ? 100.0 * row.stats.total_ns / gr.total.total_ns : 0;
-      row.userspace_count = r.user_count;
-      row.userspace_ns = r.user_ns;
-      row.blocked_ns = r.blocked_ns;
-      if (options_.histograms) row.histogram = BinsOf(r.hist);
-      gr.reasons.push_back(std::move(row));
-    }
-    // Most exits first (perf kvm stat's default order); ties by time, then name for stable output.
-    std::sort(gr.reasons.begin(), gr.reasons.end(), [](const ReasonRow& a, const ReasonRow& b) {
-      if (a.count != b.count) return a.count > b.count;
-      if (a.stats.total_ns != b.stats.total_ns) return a.stats.total_ns > b.stats.total_ns;
-      return a.name < b.name;
-    });
-    if (options_.top > 0 && gr.reasons.size() > static_cast<size_t>(options_.top)) {
-      gr.reasons_hidden = gr.reasons.size() - options_.top;
-      gr.reasons.resize(options_.top);
-    }
     report->groups.push_back(std::move(gr));
   }
   // Groups: most time first.
@@ -341,76 +423,7 @@ void ExitAggregator::Fill(Report* report) const {
   report->totals.filtered_out = filtered_out_;
 
   for (const auto& [k, st] : details_) {
-    DetailRow row;
-    auto kind = static_cast<EventKind>(k.kind);
-    row.kind = std::string(DetailKindName(kind));
-    row.key = k.key;
-    row.size = k.size;
-    row.count = st.count;
-    row.exit_ns = st.exit_ns;
-    row.failed = st.failed;
-    if (st.hist) {
-      row.stats = StatsOf(*st.hist);
-      row.histogram = BinsOf(*st.hist);
-    }
-    if (k.kind >= kFirstQualKind) {
-      QualDetailText t = DescribeQualDetail(QualDetail{static_cast<QualKind>(k.kind), k.access, k.size, k.key});
-      row.kind = t.kind;
-      if (k.key == kOtherKey) {
-        row.name = "(other keys)";
-      } else {
-        row.key = t.key_value;
-        row.size = t.size;
-        row.key_text = t.key;
-        row.key_known = t.key_known;
-        row.name = t.name;
-        row.access = t.access;
-      }
-    } else if (k.key == kOtherKey) {
-      row.name = "(other keys)";
-    } else {
-      switch (kind) {
-        case EventKind::kMsr:
-          row.name = MsrName(static_cast<uint32_t>(k.key));
-          row.access = k.access ? "write" : "read";
-          break;
-        case EventKind::kPio:
-          row.name = IoPortName(static_cast<uint32_t>(k.key));
-          row.access = k.access ? "out" : "in";
-          break;
-        case EventKind::kMmio: row.access = std::string(MmioTypeName(k.access)); break;
-        case EventKind::kCr:
-          row.name = CrName(static_cast<uint32_t>(k.key));
-          row.access = k.access ? "write" : "read";
-          break;
-        case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
-        case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
-        case EventKind::kSysReg: {
-          const auto enc = static_cast<uint32_t>(k.key);
-          row.name = Arm64SysRegName(enc);
-          if (row.name.empty()) row.name = Arm64SysRegGenericName(enc);
-          row.key_text = Arm64SysRegTuple(enc);
-          row.access = k.access ? "write" : "read";
-          break;
-        }
-        case EventKind::kHvcArm64:
-          row.name = std::string(Arm64HvcFunctionName(k.key));
-          row.access = fmt::format("imm {:#x}", k.size);
-          row.size = 0;
-          break;
-        case EventKind::kWfx:
-          row.name = std::string(Arm64WfxName(k.key != 0));
-          row.key_text = std::to_string(k.key);
-          break;
-        case EventKind::kGuestFault: {
-          static constexpr std::string_view kAccess[] = {"read", "write", "fetch", "other"};
-          row.access = std::string(kAccess[k.access & 3]);
-          break;
-        }
-        default: break;
-      }
-    }
-    report->details.push_back(std::move(row));
+    report->details.push_back(MakeDetailRow(k, st));
   }
   std::stable_sort(report->details.begin(), report->details.end(), [](const DetailRow& a, const DetailRow& b) {
     if (a.kind != b.kind) return a.kind < b.kind;

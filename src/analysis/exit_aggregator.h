@@ -97,6 +97,10 @@ class ExitAggregator : public ExitSampleSink {
   int64_t GroupId(const ExitSample& s);
   using TidsByVm = std::map<int64_t, std::vector<int32_t>>;  // VM id → its threads, ascending
   std::string GroupLabel(GroupBy by, int64_t id, const TidsByVm& tids_by_vm) const;
+  // Fill's parts: one reason row of group `gr`, one group, one detail row.
+  ReasonRow MakeReasonRow(uint64_t rkey, const ReasonStats& r, const GroupReport& gr) const;
+  GroupReport MakeGroup(int64_t gid, const GroupStats& g, const TidsByVm& tids_by_vm) const;
+  static DetailRow MakeDetailRow(const DetailKey& k, const DetailStats& st);
   // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
   void AddDetails(const ExitSample& s, bool timed);
   void CountDetail(DetailKey k, uint64_t dur_ns, bool failed, bool timed);

@@ -159,6 +159,15 @@ int RunReportCommand(int argc, char** argv) {
                                 "--histogram REASON (one reason's latency), --html OUT (one page) or "
                                 "--openmetrics (the metrics of `exitscope serve`)"));
   }
+  if (openmetrics && (!filter_args.pid.empty() || !filter_args.vcpu.empty() || !filter_args.reason.empty() ||
+                      !filter_args.from.empty() || !filter_args.to.empty() || by != "reason")) {
+    // The exposition is the trace's totals, as `serve --from-trace` serves them: a filter would be
+    // ignored in silence.
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
+                                "--openmetrics exports the whole trace: --by, --pid, --vcpu, --reason, --from "
+                                "and --to do not apply to it",
+                                "drop them, or use --json / --csv for a filtered report"));
+  }
   if (openmetrics) {
     auto tm = MetricsOfTrace(path, clock);
     if (!tm.ok()) return PrintError(tm.error());
