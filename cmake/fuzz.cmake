@@ -1,5 +1,6 @@
 # libFuzzer targets (fuzz/*_fuzzer.cc), one per reader, with -DEXITSCOPE_FUZZ=ON and clang:
 #   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DEXITSCOPE_FUZZ=ON && make -C build-fuzz fuzzers
+# With EXITSCOPE_SANITIZE too (scripts/test.sh) the same tree also builds the ASan unit tests.
 # The whole library is built with coverage + ASan + UBSan so the targets see into every stage.
 # scripts/fuzz.sh runs them (short pass in CI, longer by hand); crashes found are kept in
 # tests/data/regress/<target>/ and replayed by tests/fuzz_regress_test.cc in every build.
