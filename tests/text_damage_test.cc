@@ -54,7 +54,9 @@ TEST(TextDamage, OneFarTimestampIsSkippedNotStretchingTheDuration) {
     std::string f = whole;
     size_t at = d.last ? f.rfind(d.from) : f.find(d.from);
     ASSERT_NE(at, std::string::npos) << d.from;
-    if (d.last) ASSERT_EQ(f.find('\n', at), f.size() - 1) << "not the last line";
+    if (d.last) {
+      ASSERT_EQ(f.find('\n', at), f.size() - 1) << "not the last line";
+    }
     f.replace(at, d.from.size(), d.to);
     for (const char* how : {"report", "report -j 1"}) {
       SCOPED_TRACE(std::string(d.what) + ": " + how);
