@@ -4,9 +4,10 @@
 Each seed is an existing (real, trimmed) seed of fuzz/corpus/ with one damage a reader once answered
 with a quiet, smaller result: an options chain looping back, a DONE option of the wrong size, a CPU
 size or chunk count of 0, a CPUSTAT overrun, a zeroed page, a field offset past the record, a format
-ID without records; perf.data attr_size off by one, a sample_type bit flipped, a format ID past u16,
-a cut header; text going back in time, on one line, or with its last line cut. The tests make the
-same damage on the full shared traces (tests/*_damage_test.cc). Run from the repository root.
+ID without records, uncompressed pages under a CPU size of 0 or one running into the next CPU's;
+perf.data attr_size off by one, a sample_type bit flipped, a format ID past u16, a cut header; text
+going back in time, with one line's timestamp far off, on one line, or with its last line cut. The
+tests make the same damage on the full shared traces (tests/*_damage_test.cc). Run from the repository root.
 Layout facts: trace-cmd's Documentation/trace-cmd/trace-cmd.dat.v7.5.txt and perf's
 tools/perf/Documentation/perf.data-file-format.txt.
 """
@@ -75,6 +76,11 @@ def tracedat():
         write(folder, "field-offset.dat", same_length(src, b"name: kvm_exit\n", b"guest_rip;\toffset:16;",
                                                       b"guest_rip;\toffset:96;"))
         write(folder, "format-id.dat", same_length(src, b"name: kvm_entry\n", b"ID: 1", b"ID: 9"))
+        # Uncompressed pages: a CPU size of 0, and one running into the next CPU's pages.
+        b = bytearray(src); struct.pack_into("<Q", b, big[3] + 12, 0); write(folder, "pages-size-0.dat", b)
+        small = min(cpus, key=lambda c: c[1])
+        b = bytearray(src); struct.pack_into("<Q", b, small[3] + 12, small[2] + 4096)
+        write(folder, "pages-size-over.dat", b)
 
 
 def perfdata():
@@ -101,6 +107,17 @@ def text():
     lines[first] = lines[first][:colon - 9] + b"99.999999" + lines[first][colon:]
     write("text", "backwards.txt", b"\n".join(lines))
     write("text", "one-line.txt", src.replace(b"\n", b" "))  # small: the 64 KiB limit is left to mutation
+    # One far timestamp: the last line 80 s late, the first one 10 s early.
+    lines = src.split(b"\n")
+    last = max(i for i, l in enumerate(lines) if b": " in l and b"[" in l)
+    far = list(lines)
+    colon = far[last].index(b": ")
+    far[last] = far[last][:colon - 9] + b"94" + far[last][colon - 7:]
+    write("text", "far-last-line.txt", b"\n".join(far))
+    far = list(lines)
+    colon = far[first].index(b": ")
+    far[first] = far[first][:colon - 9] + b" 4" + far[first][colon - 7:]
+    write("text", "far-first-line.txt", b"\n".join(far))
     rip = src.index(b"rip 0x", src.rindex(b"kvm_exit:"))
     write("text", "cut-last-line.txt", src[:rip + 8])
 

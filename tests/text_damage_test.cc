@@ -34,6 +34,42 @@ TEST(TextDamage, TimestampGoingBackIsFlagged) {
   }
 }
 
+// One line's timestamp damaged (a digit changed) must not stretch the 0.220 s the text spans.
+TEST(TextDamage, OneFarTimestampIsSkippedNotStretchingTheDuration) {
+  const std::string whole = ReadShared(kText);
+  EXPECT_TRUE(Has(RunOnDamaged("whole.txt", whole, "report").out, "duration 0.220 s"));
+  struct Damage {
+    const char* what;
+    std::string from, to;
+    bool last;
+    const char* duration;  // of the lines left (without its last line the text spans 0.174 s)
+  };
+  const Damage damages[] = {
+      {"the last line 80 s later", "    14.931606: kvm_write_tsc_offset", "    94.931606: kvm_write_tsc_offset", true,
+       "duration 0.174 s"},
+      {"the first line 10 s earlier", "    14.711851: kvm_update_master_clock",
+       "     4.711851: kvm_update_master_clock", false, "duration 0.220 s"},
+      {"a kvm_exit inside 10 s earlier", "    14.803576: kvm_exit", "     4.803576: kvm_exit", false,
+       "duration 0.220 s"},
+      {"a kvm_exit inside 80 s later", "    14.803576: kvm_exit", "    94.803576: kvm_exit", false, "duration 0.220 s"},
+  };
+  for (const Damage& d : damages) {
+    std::string f = whole;
+    size_t at = d.last ? f.rfind(d.from) : f.find(d.from);
+    ASSERT_NE(at, std::string::npos) << d.from;
+    if (d.last) {
+      ASSERT_EQ(f.find('\n', at), f.size() - 1) << "not the last line";
+    }
+    f.replace(at, d.from.size(), d.to);
+    for (const char* how : {"report", "report -j 1"}) {
+      SCOPED_TRACE(std::string(d.what) + ": " + how);
+      DamageRun r = RunOnDamaged("far.txt", f, how);
+      ExpectPartial(r, "text.timestamp_outlier");
+      EXPECT_TRUE(Has(r.out, d.duration)) << r.out.substr(0, 400);
+    }
+  }
+}
+
 TEST(TextDamage, FileOnOneLineIsFlagged) {
   std::string f = ReadShared(kText);
   for (char& c : f)

@@ -100,8 +100,14 @@ TEST(TextReader, GarbageLinesAreSkippedCountedAndFlagged) {
       mixed += "hello world, this is not a trace\n";
     }
   }
-  mixed += "   kvmprobe-506   [001]    99.000001: kvm_exit:  reason EXIT_NO_SUCH_THING rip 0x1 info 0 0\n";
-  mixed += "   kvmprobe-506   [001]    99.0000";  // cut mid-line, no newline
+  // Stamped as the last clean line: a line far later would be skipped as a damaged timestamp.
+  std::string last_line = clean.substr(clean.rfind('\n', clean.size() - 2) + 1);
+  size_t ts_end = last_line.find(": ");
+  size_t ts_begin = last_line.rfind(' ', ts_end) + 1;
+  ASSERT_NE(ts_end, std::string::npos);
+  std::string ts = last_line.substr(ts_begin, ts_end - ts_begin);
+  mixed += "   kvmprobe-506   [001]    " + ts + ": kvm_exit:  reason EXIT_NO_SUCH_THING rip 0x1 info 0 0\n";
+  mixed += "   kvmprobe-506   [001]    " + ts.substr(0, ts.size() - 2);  // cut mid-line, no newline
   std::string mpath = TempPath("mixed.txt");
   std::ofstream(mpath, std::ios::binary) << mixed;
   TextRun got = ReadAll(mpath);

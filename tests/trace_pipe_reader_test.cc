@@ -35,6 +35,11 @@ TEST(CpuStats, ParsesOverrunAndDropped) {
   EXPECT_EQ(l.overrun, 12u);
   EXPECT_EQ(l.dropped, 3u);
   EXPECT_EQ(l.Lost(), 15u);
+  // A commit overrun (nested writers around the whole buffer) is lost too, not an "overrun:".
+  ParseCpuStats("entries: 0\noverrun: 0\ncommit overrun: 4\ndropped events: 0\n", &l);
+  EXPECT_EQ(l.commit_overrun, 4u);
+  EXPECT_EQ(l.overrun, 0u);
+  EXPECT_EQ(l.Lost(), 4u);
 }
 
 }  // namespace

@@ -106,6 +106,36 @@ TEST(TracedatDamage, ZeroedPageIsCountedAsLost) {
   }
 }
 
+// Uncompressed pages have no chunk table: the CPU's size is the only claim on where its pages end.
+TEST(TracedatDamage, UncompressedCpuSizeIsCheckedAgainstThePages) {
+  const std::string whole = UncompressedProbe("unc-size.dat");
+  V7Map m = MapV7(whole);
+  ASSERT_EQ(m.cpus.size(), 2u);
+  ASSERT_EQ(m.cpus[0].size, 4096u) << "CPU 0 holds one page";
+  ASSERT_EQ(m.cpus[1].offset, m.cpus[0].offset + 4096) << "CPU 1's pages follow";
+  DamageRun clean = RunOnDamaged("unc-whole.dat", whole, "report");
+  EXPECT_EQ(clean.status, 0) << clean.out;
+  EXPECT_FALSE(Has(clean.out, "tracedat.cpu_size_mismatch")) << clean.out;
+  struct Damage {
+    const char* what;
+    size_t cpu;
+    uint64_t size;
+  };
+  const Damage damages[] = {{"CPU 1 of size 0", 1, 0},
+                            {"CPU 1 of half its size", 1, m.cpus[1].size / 4096 / 2 * 4096},
+                            {"CPU 0 running into CPU 1's pages", 0, 3 * 4096}};
+  for (const Damage& d : damages) {
+    std::string f = whole;
+    StoreAt<uint64_t>(&f, m.cpus[d.cpu].entry_at + 12, d.size);
+    for (const char* j : {"-j 1", "-j 2"}) {
+      SCOPED_TRACE(std::string(d.what) + " " + j);
+      DamageRun r = RunOnDamaged("unc-size.dat", f, std::string("report ") + j);
+      ExpectPartial(r, "tracedat.cpu_size_mismatch");
+      EXPECT_TRUE(Has(r.out, kWhole)) << "events dropped or read twice: " << r.out;
+    }
+  }
+}
+
 TEST(TracedatDamage, FieldOffsetBeyondTheRecordIsFlagged) {
   std::string f = UncompressedProbe("unc-field.dat");
   // kvm_exit's guest_rip at offset 96 of a 60-byte record.

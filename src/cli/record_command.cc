@@ -73,9 +73,10 @@ int RunRecordCommand(int argc, char** argv) {
     const CpuLoss& l = sum->loss[cpu];
     if (l.Lost() == 0 && l.pages_with_missed == 0) continue;
     std::fprintf(stderr,
-                 "warning: cpu %zu lost events: %llu overwritten, %llu dropped, %llu pages flagged "
-                 "missed-events (%llu counted)\n",
+                 "warning: cpu %zu lost events: %llu overwritten, %llu dropped, %llu commit overrun, %llu left "
+                 "unread, %llu pages flagged missed-events (%llu counted)\n",
                  cpu, static_cast<unsigned long long>(l.overrun), static_cast<unsigned long long>(l.dropped),
+                 static_cast<unsigned long long>(l.commit_overrun), static_cast<unsigned long long>(l.unread),
                  static_cast<unsigned long long>(l.pages_with_missed),
                  static_cast<unsigned long long>(l.missed_events));
   }

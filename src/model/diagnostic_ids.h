@@ -41,8 +41,8 @@ enum class Severity : uint8_t {
     "the chain of options sections loops back on itself (a damaged next-section offset): options "                     \
     "sections after the loop, if any, were not read")                                                                  \
   X(kTracedatCpuSizeMismatch, "tracedat.cpu_size_mismatch", kError,                                                    \
-    "CPUs whose data size in the BUFFER option disagrees with their chunk table (damaged header); the "                \
-    "chunks the file holds were read")                                                                                 \
+    "CPUs whose data size in the BUFFER option disagrees with the data the file holds (their chunk table, "            \
+    "or the pages up to the next CPU's data): damaged header; the data the file holds was read")                       \
   X(kTracedatChunkCountMismatch, "tracedat.chunk_count_mismatch", kError,                                              \
     "CPUs whose chunk count disagrees with the chunks their data size holds (damaged count); the chunks "              \
     "the file holds were read")                                                                                        \
@@ -87,6 +87,9 @@ enum class Severity : uint8_t {
   X(kTextTimeBackwards, "text.time_backwards", kError,                                                                 \
     "event lines stamped earlier than the line before (the text is out of time order: damaged or "                     \
     "edited); the duration and the exits around them are suspect")                                                     \
+  X(kTextTimestampOutlier, "text.timestamp_outlier", kDataLoss,                                                        \
+    "event lines stamped far out of line with the lines around them (one damaged timestamp): skipped, "                \
+    "and not counted in the trace's duration or rates")                                                                \
   X(kTextOverlongLine, "text.overlong_line", kDataLoss,                                                                \
     "lines over 64 KiB (newlines lost or binary data?): not parsed, the events in them are missing")                   \
   X(kTextTruncatedLastLine, "text.truncated_last_line", kDataLoss,                                                     \

@@ -17,6 +17,10 @@ constexpr int kClockProbeLines = 4096;
 // An event line is a few hundred bytes (a trace_marker write at most a few KiB); a line past this
 // is many lines whose newlines were lost, or not text at all.
 constexpr size_t kMaxLineBytes = 64 << 10;
+// A line this far from its neighbours, and this many times further than they are from each other,
+// is one damaged timestamp (IsOutlier), not a pause of the traced machine.
+constexpr uint64_t kOutlierGapNs = 1'000'000'000;
+constexpr uint64_t kOutlierFactor = 1000;
 
 bool IsKvmEvent(const TextLine& l) {
   if (!l.system.empty()) return l.system == "kvm";
@@ -54,42 +58,25 @@ class TextKvmSource : public KvmEventSource {
   uint64_t bytes_total() const override { return lines_->bytes_total(); }
 
   bool Next(KvmEvent* event, LostEvents* lost) override {
-    std::string_view line;
-    TextLine tl;
-    while (lines_->NextLine(&line)) {
-      ++line_no_;
-      if (line.size() > kMaxLineBytes) {
-        diagnostics_.Bump(DiagId::kTextOverlongLine);
+    while (true) {
+      while (!eof_ && count_ < kWindow) {
+        if (ReadEventLine(&At(count_)))
+          ++count_;
+        else
+          eof_ = true;
+      }
+      if (count_ == 0) break;
+      const bool outlier = IsOutlier();
+      Slot& s = At(0);  // stays intact until the next call reads lines again
+      head_ = (head_ + 1) % kWindow;
+      --count_;
+      if (s.lost_cpu >= 0) pending_lost_ = LostEvents{s.lost_cpu, last_ts_ns_, s.lost_count};
+      if (outlier) {
+        diagnostics_.Bump(DiagId::kTextTimestampOutlier);
         continue;
       }
-      if (!ParseTextLine(line, &tl)) {
-        int32_t cpu;
-        uint64_t count;
-        if (ParseLostLine(line, &cpu, &count)) {
-          diagnostics_.Bump(DiagId::kTextLostEvents, count ? count : 1);
-          pending_lost_ = LostEvents{cpu, last_ts_ns_, count};
-          continue;
-        }
-        if (IsHeaderLine(line)) {
-          NoteHeader(line);
-          continue;
-        }
-        diagnostics_.Bump(DiagId::kTextUnparsedLine);
-        continue;
-      }
-      NoteDialect(tl);
-      if (tl.ts_raw != raw_ts_) {
-        diagnostics_.Bump(DiagId::kTextMixedTimestampForms);
-        continue;
-      }
-      if (lines_->unterminated()) {
-        // A cut last line parses, with its last field (often the RIP) cut short.
-        diagnostics_.Bump(DiagId::kTextTruncatedLastLine);
-        continue;
-      }
-      if (raw_ts_) tl.ts_ns = clock_.ToNs(tl.ts_ns);
-      // Every dialect prints events in time order: a step back on any event line is damage.
-      if (tl.ts_ns < last_line_ts_ns_) diagnostics_.Bump(DiagId::kTextTimeBackwards);
+      const TextLine& tl = s.tl;
+      accepted_ = true;
       last_line_ts_ns_ = tl.ts_ns;
       first_ts_ = std::min(first_ts_, tl.ts_ns);
       last_ts_ = std::max(last_ts_, tl.ts_ns);
@@ -139,6 +126,97 @@ class TextKvmSource : public KvmEventSource {
   }
 
  private:
+  // One event line, copied out of the reader's buffer: the outlier check looks two lines ahead.
+  struct Slot {
+    std::string text;
+    TextLine tl;            // its views point into `text`
+    int32_t lost_cpu = -1;  // a "[LOST n EVENTS]" line came before this one
+    uint64_t lost_count = 0;
+  };
+  static constexpr int kWindow = 3;
+  Slot& At(int i) { return slots_[(head_ + i) % kWindow]; }
+
+  // Reads up to the next event line (kvm or not) into `s`, counting what it skips; false at the end.
+  bool ReadEventLine(Slot* s) {
+    std::string_view line;
+    TextLine tl;
+    while (lines_->NextLine(&line)) {
+      ++line_no_;
+      if (line.size() > kMaxLineBytes) {
+        diagnostics_.Bump(DiagId::kTextOverlongLine);
+        continue;
+      }
+      if (!ParseTextLine(line, &tl)) {
+        int32_t cpu;
+        uint64_t count;
+        if (ParseLostLine(line, &cpu, &count)) {
+          diagnostics_.Bump(DiagId::kTextLostEvents, count ? count : 1);
+          lost_cpu_ = cpu;
+          lost_count_ = count;
+          continue;
+        }
+        if (IsHeaderLine(line)) {
+          NoteHeader(line);
+          continue;
+        }
+        diagnostics_.Bump(DiagId::kTextUnparsedLine);
+        continue;
+      }
+      NoteDialect(tl);
+      if (tl.ts_raw != raw_ts_) {
+        diagnostics_.Bump(DiagId::kTextMixedTimestampForms);
+        continue;
+      }
+      if (lines_->unterminated()) {
+        // A cut last line parses, with its last field (often the RIP) cut short.
+        diagnostics_.Bump(DiagId::kTextTruncatedLastLine);
+        continue;
+      }
+      if (raw_ts_) tl.ts_ns = clock_.ToNs(tl.ts_ns);
+      // Every dialect prints events in time order: a step back on any event line is damage.
+      if (tl.ts_ns < read_ts_ns_) diagnostics_.Bump(DiagId::kTextTimeBackwards);
+      read_ts_ns_ = tl.ts_ns;
+      s->text.assign(line);
+      auto rebase = [&](std::string_view v) {
+        if (v.empty() || v.data() < line.data() || v.data() > line.data() + line.size()) return v;
+        return std::string_view(s->text.data() + (v.data() - line.data()), v.size());
+      };
+      tl.comm = rebase(tl.comm);
+      tl.system = rebase(tl.system);
+      tl.event = rebase(tl.event);
+      tl.body = rebase(tl.body);
+      s->tl = tl;
+      s->lost_cpu = lost_cpu_;
+      s->lost_count = lost_count_;
+      lost_cpu_ = -1;
+      lost_count_ = 0;
+      return true;
+    }
+    return false;
+  }
+
+  // One damaged timestamp (a digit changed) puts a single line far from the lines around it; read,
+  // it would stretch the trace's duration and shrink every rate. Inside the text it is a line out
+  // of order while its neighbours are in order. At the ends only its distance tells: the first line
+  // over a second before a dense pair, the last one further past the others than they span.
+  bool IsOutlier() {
+    const uint64_t c = At(0).tl.ts_ns;
+    if (accepted_ && count_ >= 2) {
+      const uint64_t n = At(1).tl.ts_ns;
+      return last_line_ts_ns_ <= n && (c > n || c < last_line_ts_ns_);
+    }
+    if (accepted_) {  // the last line
+      if (c < first_ts_) return true;
+      return c > last_line_ts_ns_ && c - last_line_ts_ns_ > kOutlierGapNs &&
+             c - last_line_ts_ns_ > last_line_ts_ns_ - first_ts_;
+    }
+    if (count_ < 3) return false;  // the first line, with two to judge it by
+    const uint64_t n = At(1).tl.ts_ns, n2 = At(2).tl.ts_ns;
+    if (n > n2) return false;  // the disorder is further on
+    if (c > n) return true;
+    return n - c > kOutlierGapNs && (n - c) / kOutlierFactor > n2 - n;
+  }
+
   // "cpus=2" (trace-cmd report), "#P:2" (kernel trace file header): the CPU count.
   void NoteHeader(std::string_view line) {
     if (line.find("# tracer:") != std::string_view::npos) kernel_trace_header_ = true;
@@ -173,12 +251,19 @@ class TextKvmSource : public KvmEventSource {
   uint64_t line_no_ = 0;
   uint64_t skipped_ = 0;
   uint64_t last_ts_ns_ = 0;                       // of the last kvm event (loss markers are stamped with it)
-  uint64_t last_line_ts_ns_ = 0;                  // of the last event line, kvm or not
+  uint64_t last_line_ts_ns_ = 0;                  // of the last event line kept, kvm or not
   uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every event line, kvm or not
   bool raw_ts_ = false;                           // timestamps printed as plain integers
   ClockPlan clock_;                               // how raw_ts_ integers become ns (if they do)
   int32_t last_tid_ = -1;
   LostEvents pending_lost_;
+  Slot slots_[kWindow];
+  int head_ = 0, count_ = 0;  // slots_ in use, from head_
+  bool eof_ = false;
+  bool accepted_ = false;    // an event line was read (not an outlier)
+  uint64_t read_ts_ns_ = 0;  // of the last event line read, outlier or not
+  int32_t lost_cpu_ = -1;    // a "[LOST n EVENTS]" line not yet followed by an event line
+  uint64_t lost_count_ = 0;
 };
 
 }  // namespace

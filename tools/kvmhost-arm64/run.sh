@@ -125,95 +125,25 @@ DISK=$WORK/out.img
 CONSOLE=$OUT/console.log
 SCRIPT_TIMEOUT=$(( TIMEOUT > 180 ? TIMEOUT - 90 : TIMEOUT / 2 ))
 CMDLINE="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmhost.timeout=$SCRIPT_TIMEOUT"
-# A wedged emulated kernel (the soft-lockup watchdog has seen a CPU stuck for WEDGED_S seconds) or a
-# silent one (no console output for --stall seconds) is stopped and booted again, --retries times;
-# each such boot's console is kept as console.N.log and QEMU's view of its vCPUs as vcpus.N.txt.
-# The same guard as tools/kvmhost/run.sh (there a wedge was seen once in CI).
-WEDGED_S=60
-longest_lockup() {
-  grep -o 'soft lockup - CPU#[0-9]* stuck for [0-9]*s' "$CONSOLE" 2>/dev/null |
-    sed 's/.* for \([0-9]*\)s/\1/' | sort -n | tail -1 || true
-}
-MONITOR=$(mktemp -u /tmp/kvmhost-arm64-monitor.XXXXXX)
-trap 'rm -f "$MONITOR"' EXIT
-dump_vcpus() {  # $1: file for 'info cpus' and two rounds of every vCPU's registers
-  python3 - "$MONITOR" > "$1" 2>&1 <<'PY' || true
-import socket, sys
-sock = socket.socket(socket.AF_UNIX)
-sock.settimeout(2)
-sock.connect(sys.argv[1])
-def answer():
-    data = b""
-    try:
-        while True:
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    except socket.timeout:
-        pass
-    return "".join(l for l in data.decode(errors="replace").splitlines(True) if "\x1b" not in l)
-answer()
-for command in ("info cpus", "info registers -a", "info registers -a"):
-    sock.sendall(command.encode() + b"\n")
-    print("## " + command)
-    print(answer())
-PY
-}
-stop_qemu() {  # $1: the timeout(1) process QEMU runs under
-  local child
-  child=$(pgrep -P "$1" || true)
-  [ -n "$child" ] && kill -KILL $child 2>/dev/null
-  kill -KILL "$1" 2>/dev/null || true
-  for _ in $(seq 50); do
-    [ -n "$child" ] && kill -0 $child 2>/dev/null || break
-    sleep 0.1
-  done
-}
-boot_once() {  # sets QEMU_RC, STALLED, WEDGED
+# A wedged or silent guest kernel is stopped and booted again, --retries times; its console and its
+# vCPUs' registers stay in OUT (tools/kvmhost-common/watchdog.sh, the same guard as tools/kvmhost/).
+NAME=kvmhost-arm64
+# shellcheck source=../kvmhost-common/watchdog.sh
+. "$HERE/../kvmhost-common/watchdog.sh"
+watchdog_init
+start_qemu() {  # $1: the monitor socket
   truncate -s 0 "$DISK"; truncate -s "${DISK_MB}M" "$DISK"
-  : > "$CONSOLE"
   log "booting: qemu-system-aarch64 -M virt,virtualization=on,gic-version=3 -cpu max -smp $SMP -m $MEM" \
     "(timeout ${TIMEOUT}s, stall ${STALL}s)"
   timeout --signal=KILL "$TIMEOUT" qemu-system-aarch64 \
     -M virt,virtualization=on,gic-version=3 -cpu max -accel tcg,thread=multi -smp "$SMP" -m "$MEM" \
     -kernel "$WORK/vmlinuz" -initrd "$WORK/initramfs.cpio.gz" -append "$CMDLINE" \
     -drive file="$DISK",format=raw,if=none,id=out -device virtio-blk-device,drive=out \
-    -nic none -display none -monitor unix:"$MONITOR",server,nowait -serial file:"$CONSOLE" \
+    -nic none -display none -monitor unix:"$1",server,nowait -serial file:"$CONSOLE" \
     -no-reboot </dev/null >"$WORK/qemu.stderr" 2>&1 &
-  local qemu=$! last=-1 since lockup size
-  since=$(date +%s) STALLED=0 WEDGED=0
-  while kill -0 "$qemu" 2>/dev/null; do
-    sleep 1
-    size=$(stat -c %s "$CONSOLE")
-    if [ "$size" != "$last" ]; then
-      last=$size since=$(date +%s)
-      lockup=$(longest_lockup)
-      if [ "${lockup:-0}" -ge "$WEDGED_S" ]; then
-        WEDGED=1; log "guest kernel wedged (soft lockup, a CPU stuck ${lockup}s): stopping QEMU"
-        dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
-        break
-      fi
-      continue
-    fi
-    if [ $(( $(date +%s) - since )) -ge "$STALL" ]; then
-      STALLED=1; log "no console output for ${STALL}s: stopping QEMU"
-      dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
-      break
-    fi
-  done
-  QEMU_RC=0; wait "$qemu" || QEMU_RC=$?
+  QEMU_PID=$!
 }
-BOOTS=0 WEDGED_BOOTS=0
-while :; do
-  BOOTS=$((BOOTS + 1))
-  boot_once
-  { [ "$WEDGED" = 1 ] || [ "$STALLED" = 1 ]; } && [ "$WEDGED_BOOTS" -lt "$RETRIES" ] || break
-  WEDGED_BOOTS=$((WEDGED_BOOTS + 1))
-  cp "$CONSOLE" "$OUT/console.$WEDGED_BOOTS.log"
-  mv "$OUT/vcpus.txt" "$OUT/vcpus.$WEDGED_BOOTS.txt" 2>/dev/null || true
-  log "boot $BOOTS wedged or stalled; booting again ($WEDGED_BOOTS of $RETRIES retries)"
-done
+boot_with_retries
 T_END=$(now)
 
 # ------------------------------------------------------------------ results

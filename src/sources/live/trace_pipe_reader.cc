@@ -50,6 +50,8 @@ void ParseCpuStats(const std::string& text, CpuLoss* loss) {
       loss->overrun = v;
     else if (key == "dropped events")
       loss->dropped = v;
+    else if (key == "commit overrun")  // kernel/trace/trace.c tracing_stats_read
+      loss->commit_overrun = v;
     else if (key == "entries")
       loss->entries = v;
   }

@@ -36,8 +36,10 @@ struct CpuLoss {
   uint64_t missed_events = 0;      // sum of the counts stored in flagged pages
   uint64_t overrun = 0;            // stats: events overwritten before we read them
   uint64_t dropped = 0;            // stats: events dropped (ring full, no-overwrite mode)
+  uint64_t commit_overrun = 0;     // stats: events dropped when nested writers filled the buffer
   uint64_t entries = 0;            // stats: events still in the buffer when read
-  uint64_t Lost() const { return std::max(missed_events, overrun) + dropped; }
+  uint64_t unread = 0;             // entries left after the final drain (set by the recorder)
+  uint64_t Lost() const { return std::max(missed_events, overrun) + dropped + commit_overrun + unread; }
 };
 
 // Parses a per_cpu/cpuN/stats text into `loss` (overrun, dropped events, entries).

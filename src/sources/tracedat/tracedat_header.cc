@@ -5,8 +5,9 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "format/tracing_data.h"
 #include "base/byte_reader.h"
+#include "format/tracing_data.h"
+#include "sources/tracedat/ring_buffer_page.h"
 
 namespace exitscope {
 namespace {
@@ -40,6 +41,8 @@ class HeaderParser {
                                                uint16_t* flags = nullptr);
   Status ParseSections();
   void ReconcileChunkTable(TraceDatCpuData* c);
+  void ReconcilePageSizes();
+  bool LooksLikePage(uint64_t at, const PageLayout& layout) const;
 
   std::span<const uint8_t> file_;
   const std::string& path_;
@@ -52,6 +55,8 @@ class HeaderParser {
   bool have_buffer_ = false;
   uint64_t buffer_section_ = 0;
   uint64_t cpustat_lost_ = 0;
+  // Where the file's metadata sections start: the data of a CPU cannot run into one.
+  std::vector<uint64_t> section_offsets_;
   bool have_clock_option_ = false, time_shift_noted_ = false;
 
   // trace_clock text "local [global] counter …" (or v6's "[global]"): the bracketed clock is in use.
@@ -89,7 +94,10 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
   ByteReader r(data);
   switch (id) {
     case kOptCpuStat:
-      cpustat_lost_ += SumCpuStat(CStr(data), "overrun:") + SumCpuStat(CStr(data), "dropped events:");
+      // "commit overrun:" (nested writers wrapped the buffer) is a loss too (kernel/trace/trace.c
+      // tracing_stats_read); the line-start match keeps it apart from "overrun:".
+      cpustat_lost_ += SumCpuStat(CStr(data), "overrun:") + SumCpuStat(CStr(data), "dropped events:") +
+                       SumCpuStat(CStr(data), "commit overrun:");
       break;
     case kOptTraceClock:
       // v7: the trace_clock text. v6: empty; the text follows the flyrecord CPU table (ParseV6).
@@ -148,6 +156,7 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       uint32_t page_size = r.U32();
       uint32_t count = r.U32();
       if (!r.ok()) return Truncated("its BUFFER option");
+      section_offsets_.push_back(section);  // an instance's data, read or not, bounds the others'
       if (have_buffer_ || !name.empty()) {
         diag_->Bump(DiagId::kTracedatInstanceSkipped);
         break;
@@ -172,7 +181,10 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
     case kOptKallsyms: kallsyms_ = r.U64(); break;
     case kOptPrintk: printk_ = r.U64(); break;
     case kOptCmdlines: cmdlines_ = r.U64(); break;
-    case kOptBufferText: diag_->Bump(DiagId::kTracedatLatencyBufferSkipped); break;
+    case kOptBufferText:
+      diag_->Bump(DiagId::kTracedatLatencyBufferSkipped);
+      if (uint64_t section = r.U64(); r.ok()) section_offsets_.push_back(section);
+      break;
     default: break;  // DATE, HOOK, VERSION, PROCMAPS, TRACEID, STRINGS …: not needed for analysis
   }
   return Status::Ok();
@@ -245,6 +257,7 @@ Status HeaderParser::ParseSections() {
   TracingDataInfo info;
   for (const Item& it : items) {
     if (it.offset == 0) continue;
+    section_offsets_.push_back(it.offset);
     auto body = LoadSection(it.offset, &storage);
     if (!body.ok()) return body.error();
     ByteReader r(*body);
@@ -306,6 +319,7 @@ Status HeaderParser::ParseV6(ByteReader* r) {
     if (r->ok() && size <= kMaxV6ClockText) NoteClockText(text);
   }
   if (meta_->cpu_count == 0) meta_->cpu_count = static_cast<int>(cpus);
+  ReconcilePageSizes();
   return Status::Ok();
 }
 
@@ -330,6 +344,7 @@ Status HeaderParser::ParseV7(ByteReader* r) {
       diag_->Bump(DiagId::kTracedatOptionsLoop);
       break;
     }
+    section_offsets_.push_back(options);
     std::vector<uint8_t> storage;
     auto body = LoadSection(options, &storage);
     if (!body.ok()) return body.error();
@@ -347,9 +362,70 @@ Status HeaderParser::ParseV7(ByteReader* r) {
     layout_.data_compressed = (flags & kSectionCompressed) != 0;
     if (layout_.data_compressed) {
       for (TraceDatCpuData& c : layout_.cpus) ReconcileChunkTable(&c);
+    } else {
+      ReconcilePageSizes();
     }
   }
   return Status::Ok();
+}
+
+// A kernel ring-buffer page: a stamp, a commit within the page whose bits above the size and the
+// two missed-events flags are clear, and a first record. Zeroes, padding between CPUs and the text
+// of a metadata section are not.
+bool HeaderParser::LooksLikePage(uint64_t at, const PageLayout& layout) const {
+  const uint32_t page_size = layout_.page_size;
+  if (at > file_.size() || file_.size() - at < page_size) return false;
+  auto page = file_.subspan(at, page_size);
+  if (layout.commit_offset + layout.commit_size > page_size || layout.data_offset > page_size) return false;
+  uint64_t commit = LoadLe(page.data() + layout.commit_offset, layout.commit_size);
+  if (commit & ~(kCommitMask | kMissedEventsFlag | kMissedStoredFlag)) return false;
+  if ((commit & kCommitMask) == 0 || (commit & kCommitMask) > page_size - layout.data_offset) return false;
+  RingBufferStats scratch;
+  PageWalker w;
+  uint64_t missed = 0;
+  PageRecord rec;
+  return w.Begin(page, layout, &scratch, &missed) && w.page_ts() != 0 && w.Next(&rec) && scratch.truncated_pages == 0 &&
+         scratch.bad_lengths == 0;
+}
+
+void HeaderParser::ReconcilePageSizes() {
+  // Uncompressed pages: the BUFFER option's (or v6 table's) size is the only claim on where a
+  // CPU's pages end. A size too small (0 in the worst case) would drop the pages up to the next
+  // CPU's data or section; one running into them would read another CPU's pages as this one's.
+  const uint64_t page_size = layout_.page_size;
+  if (page_size == 0 || page_size > (1u << 24)) return;  // the page reader refuses it
+  const PageLayout layout = PageLayout::FromHeaderPage(layout_.header_page);
+  const uint64_t file_end = file_.size();
+  for (TraceDatCpuData& c : layout_.cpus) {
+    if (c.offset >= file_end) continue;  // the page reader counts the cut
+    uint64_t limit = file_end;
+    bool shares_offset = false;  // an empty CPU's offset is the next one's
+    auto bound = [&](uint64_t b) {
+      if (b > c.offset && b < limit) limit = b;
+    };
+    for (uint64_t b : section_offsets_) bound(b);
+    for (const TraceDatCpuData& o : layout_.cpus) {
+      if (&o == &c) continue;
+      bound(o.offset);
+      if (o.offset == c.offset && o.size > 0) shares_offset = true;
+    }
+    const uint64_t room = limit - c.offset;
+    if (c.size > room) {
+      if (limit == file_end) continue;  // past the file's end: counted as truncated data
+      diag_->Bump(DiagId::kTracedatCpuSizeMismatch);
+      c.size = room / page_size * page_size;
+      continue;
+    }
+    if (shares_offset) continue;
+    uint64_t end = c.size;
+    for (uint64_t at = (c.size + page_size - 1) / page_size * page_size; at + page_size <= room; at += page_size) {
+      if (LooksLikePage(c.offset + at, layout)) end = at + page_size;
+    }
+    if (end > c.size) {
+      diag_->Bump(DiagId::kTracedatCpuSizeMismatch);
+      c.size = end;
+    }
+  }
 }
 
 void HeaderParser::ReconcileChunkTable(TraceDatCpuData* c) {

@@ -3,6 +3,7 @@
 # an error naming the script's exit status, and the guest console (with the script's own output).
 set -uo pipefail
 OUT=$1 BIN=$2
+mkdir -p "$(dirname "$OUT")"
 SCRIPT=$(mktemp)
 trap 'rm -f "$SCRIPT"' EXIT
 printf 'echo "about to fail on purpose"\nexit 3\n' > "$SCRIPT"
@@ -26,7 +27,11 @@ start=$(date +%s)
   --stall 300 --retries 1 > "$OUT.stdout" 2> "$OUT.stderr"
 rc=$? took=$(( $(date +%s) - start ))
 [ "$rc" = 1 ] || fail "wedged guest: run.sh exited $rc, want 1"
-grep -q 'booting again (1 of 1 retries' "$OUT.stderr" || fail "wedged guest: no second boot"
+# One line per stopped boot, where it was and what follows (tools/kvmhost-common/watchdog.sh).
+grep -Eq '^kvmhost: guest wedged at [0-9]+s into boot 1 \(soft lockup - CPU#0 stuck for 75s! \[exitscope:188\]\), retrying \(1/1\)' \
+  "$OUT.stderr" || fail "wedged guest: no line saying the wedge and the retry"
+grep -Eq '^kvmhost: guest wedged at [0-9]+s into boot 2 .*, no retries left' "$OUT.stderr" ||
+  fail "wedged guest: no line saying the second wedge"
 grep -q '^kvmhost: error: guest kernel wedged in every one of 2 boots' "$OUT.stderr" ||
   fail "wedged guest: no error line naming the wedge"
 [ -s "$OUT-wedged/console.1.log" ] || fail "wedged guest: the first boot's console was not kept"
