@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "analysis/exit_pairer.h"
@@ -104,6 +105,10 @@ class TracefsObserver : public BenchObserver, public ExitSampleSink {
     auto s = LiveExitSession::Start(o, this);
     if (!s.ok()) return s.error();
     session_ = std::move(*s);
+    // The instance leaves its own process out (set_event_notrace_pid = getpid(), so a recorder does
+    // not trace itself); here that process is the bench, whose exits are the point. Opening the file
+    // with O_TRUNC clears the list (kernel/trace/trace_events.c, event_pid_open on O_TRUNC).
+    { std::ofstream clear(session_->instance_dir() + "/set_event_notrace_pid", std::ios::trunc); }
     stop_ = false;
     seen_ = 0;
     thread_ = std::thread([this] {
