@@ -23,8 +23,8 @@ double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last)
       *last = now;
       return elapsed;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(
-        std::max(1, std::min(200, static_cast<int>((delay_s - elapsed) * 1000)))));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::max(1, std::min(200, static_cast<int>((delay_s - elapsed) * 1000)))));
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
   return elapsed;

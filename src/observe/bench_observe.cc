@@ -162,8 +162,8 @@ class PerfObserver : public BenchObserver {
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
-        return MakeError(kExitUnavailable, "observe.perf-failed", "perf record exited at once (status " +
-                                                                      std::to_string(status) + ")",
+        return MakeError(kExitUnavailable, "observe.perf-failed",
+                         "perf record exited at once (status " + std::to_string(status) + ")",
                          "run as root with the kvm tracepoints available");
       }
       if (::stat(path_.c_str(), &st) == 0 && st.st_size > 0) break;
@@ -317,9 +317,9 @@ Result<ObservedBench> RunObservedBench(const kvmbench::BenchOptions& options, co
 }
 
 std::string RenderObservedBenchText(const ObservedBench& b) {
-  std::string s = fmt::format("exitscope bench --observe: {} repeats per mode, interleaved; {} {} {}{}\n", b.repeats,
-                              b.vendor_id, b.kvm_module, b.kernel_release,
-                              b.emulated_guest ? " (guest emulated: no hardware exits)" : "");
+  std::string s =
+      fmt::format("exitscope bench --observe: {} repeats per mode, interleaved; {} {} {}{}\n", b.repeats, b.vendor_id,
+                  b.kvm_module, b.kernel_release, b.emulated_guest ? " (guest emulated: no hardware exits)" : "");
   s += "cycles/iter: median of the repeats [min .. max]; +cyc/exit: against none, per KVM exit\n\n";
   s += fmt::format("{:<18} {:<16} {:>12} {:>25} {:>11} {:>10}\n", "test", "observer", "cycles/iter", "spread",
                    "+cyc/exit", "seen/run");
@@ -362,12 +362,8 @@ nlohmann::ordered_json ObservedBenchJson(const ObservedBench& b) {
     nlohmann::ordered_json ms = nlohmann::ordered_json::array();
     for (const ObservedMode& m : t.modes) {
       if (!m.skip_reason.empty()) continue;
-      nlohmann::ordered_json mo = {{"mode", m.mode},
-                                   {"cycles_per_iter", m.median},
-                                   {"min", m.min},
-                                   {"max", m.max},
-                                   {"runs", m.cycles_per_iter},
-                                   {"seen_exits", m.seen_exits}};
+      nlohmann::ordered_json mo = {{"mode", m.mode}, {"cycles_per_iter", m.median}, {"min", m.min},
+                                   {"max", m.max},   {"runs", m.cycles_per_iter},   {"seen_exits", m.seen_exits}};
       if (m.has_added) mo["added_cycles_per_exit"] = m.added_cycles_per_exit;
       ms.push_back(std::move(mo));
     }

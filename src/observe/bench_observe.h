@@ -36,7 +36,7 @@ Result<std::unique_ptr<BenchObserver>> MakeBenchObserver(const std::string& mode
 
 struct ObservedMode {
   std::string mode;
-  std::string skip_reason;             // non-empty: not run
+  std::string skip_reason;              // non-empty: not run
   std::vector<double> cycles_per_iter;  // one per repeat
   std::vector<int64_t> seen_exits;      // per repeat, what the observer counted (-1 unknown)
   double median = 0, min = 0, max = 0;

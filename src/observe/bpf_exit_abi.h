@@ -20,10 +20,10 @@ struct exitscope_bpf_key {
 
 // One CPU's share of a key's counts (a BPF_MAP_TYPE_PERCPU_HASH value; the reader sums the CPUs).
 struct exitscope_bpf_stats {
-  __u64 exits;        // kvm_exit events
-  __u64 timed;        // of those, followed by a kvm_entry of the same thread
-  __u64 total_ns;     // sum of kvm_exit -> kvm_entry over the timed ones
-  __u64 userspace;    // kvm_userspace_exit while the exit was being handled: trips to the VMM
-  __u64 vcpu_id1;     // kvm_exit's vcpu_id + 1 (0: the field is absent)
+  __u64 exits;      // kvm_exit events
+  __u64 timed;      // of those, followed by a kvm_entry of the same thread
+  __u64 total_ns;   // sum of kvm_exit -> kvm_entry over the timed ones
+  __u64 userspace;  // kvm_userspace_exit while the exit was being handled: trips to the VMM
+  __u64 vcpu_id1;   // kvm_exit's vcpu_id + 1 (0: the field is absent)
   __u64 hist[EXITSCOPE_BPF_HIST_BUCKETS];
 };

@@ -88,9 +88,10 @@ Result<std::unique_ptr<BpfExitReader>> BpfExitReader::Load(const BpfExitOptions&
   if (!format.ok()) return Unavailable("kvm_exit format: " + format.error().message, kBpfHint);
   const FieldFormat* reason = format->Field("exit_reason");
   if (!reason || reason->size != 4) {
-    return Unavailable("kvm_exit has no 4-byte exit_reason field (an arm64 host's kvm_exit is not counted in "
-                       "BPF yet)",
-                       "use `--mode tracefs`");
+    return Unavailable(
+        "kvm_exit has no 4-byte exit_reason field (an arm64 host's kvm_exit is not counted in "
+        "BPF yet)",
+        "use `--mode tracefs`");
   }
   const FieldFormat* isa = format->Field("isa");
   const FieldFormat* vcpu = format->Field("vcpu_id");

@@ -104,8 +104,7 @@ uint64_t Log2Percentile(const __u64 (&hist)[EXITSCOPE_BPF_HIST_BUCKETS], double 
   return Log2BucketMid(kBuckets - 1);
 }
 
-BpfInterval BpfExitTable::TakeInterval(const std::vector<BpfExitEntry>& snapshot, double interval_s,
-                                       size_t max_rows) {
+BpfInterval BpfExitTable::TakeInterval(const std::vector<BpfExitEntry>& snapshot, double interval_s, size_t max_rows) {
   BpfInterval out;
   TopInterval& t = out.top;
   t.index = ++index_;
@@ -176,9 +175,10 @@ std::string RenderBpfTopText(const BpfInterval& t) {
   std::string text = RenderTopText(t.top);
   uint64_t trips = 0;
   for (const auto& [k, x] : t.extra) trips += x.vmm_trips;
-  text += fmt::format("mode bpf: counted in the kernel (no events copied out); percentiles are log2-bucket "
-                      "midpoints; trips to the VMM {}\n",
-                      trips);
+  text += fmt::format(
+      "mode bpf: counted in the kernel (no events copied out); percentiles are log2-bucket "
+      "midpoints; trips to the VMM {}\n",
+      trips);
   return text;
 }
 

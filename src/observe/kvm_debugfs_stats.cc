@@ -43,21 +43,36 @@ Result<std::vector<KvmVmCounters>> ReadKvmDebugfs(const std::string& root) {
     }
     vms.push_back(std::move(vm));
   }
-  std::sort(vms.begin(), vms.end(),
-            [](const KvmVmCounters& a, const KvmVmCounters& b) { return std::tie(a.pid, a.vm_fd) < std::tie(b.pid, b.vm_fd); });
+  std::sort(vms.begin(), vms.end(), [](const KvmVmCounters& a, const KvmVmCounters& b) {
+    return std::tie(a.pid, a.vm_fd) < std::tie(b.pid, b.vm_fd);
+  });
   return vms;
 }
 
 const std::vector<std::string>& KvmExitCounterOrder() {
   // struct kvm_vcpu_stat (arch/x86/include/asm/kvm_host.h) and the generic halt stats
   // (include/linux/kvm_types.h struct kvm_vcpu_stat_generic), as kvm_stat lists them.
-  static const std::vector<std::string> order = {
-      "exits",           "halt_exits",          "io_exits",        "mmio_exits",
-      "irq_exits",       "signal_exits",        "request_irq_exits", "irq_window_exits",
-      "nmi_window_exits", "l1d_flush",          "insn_emulation",  "hypercalls",
-      "pf_taken",        "pf_fixed",            "halt_successful_poll", "halt_attempted_poll",
-      "halt_poll_invalid", "halt_wakeup",       "halt_poll_success_ns", "halt_poll_fail_ns",
-      "halt_wait_ns"};
+  static const std::vector<std::string> order = {"exits",
+                                                 "halt_exits",
+                                                 "io_exits",
+                                                 "mmio_exits",
+                                                 "irq_exits",
+                                                 "signal_exits",
+                                                 "request_irq_exits",
+                                                 "irq_window_exits",
+                                                 "nmi_window_exits",
+                                                 "l1d_flush",
+                                                 "insn_emulation",
+                                                 "hypercalls",
+                                                 "pf_taken",
+                                                 "pf_fixed",
+                                                 "halt_successful_poll",
+                                                 "halt_attempted_poll",
+                                                 "halt_poll_invalid",
+                                                 "halt_wakeup",
+                                                 "halt_poll_success_ns",
+                                                 "halt_poll_fail_ns",
+                                                 "halt_wait_ns"};
   return order;
 }
 

@@ -47,7 +47,8 @@ StatsInterval StatsTopTable::TakeInterval(const std::vector<KvmVmCounters>& now,
     seen[id] = vm;
   }
   last_ = std::move(seen);
-  std::stable_sort(t.vms.begin(), t.vms.end(), [](const StatsVmRow& a, const StatsVmRow& b) { return Exits(a) > Exits(b); });
+  std::stable_sort(t.vms.begin(), t.vms.end(),
+                   [](const StatsVmRow& a, const StatsVmRow& b) { return Exits(a) > Exits(b); });
   vms_dir_.Revalidate();
   return t;
 }
@@ -72,8 +73,8 @@ std::string RenderStatsTopJson(const StatsInterval& t) {
 }
 
 std::string RenderStatsTopText(const StatsInterval& t, size_t max_counters) {
-  std::string out = fmt::format("exitscope top --mode stats   interval {}  {:.2f} s\n{}\n", t.index, t.interval_s,
-                                kStatsNote);
+  std::string out =
+      fmt::format("exitscope top --mode stats   interval {}  {:.2f} s\n{}\n", t.index, t.interval_s, kStatsNote);
   if (t.vms.empty()) out += "no VM in debugfs kvm/\n";
   for (const StatsVmRow& r : t.vms) {
     out += fmt::format("\n{}  (vm fd {})\n", r.label, r.vm_fd);
