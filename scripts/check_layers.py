@@ -20,6 +20,7 @@ The layers, lowest first; a file may include its own folder and any folder below
   report    one reporter per output format
   sinks     writers of trace files
   live      live recording on a host
+  observe   the cheaper observers (in-kernel BPF counting, KVM's own stats) and what each costs
   cli       one file per command
 
 Usage: scripts/check_layers.py [SRC_DIR]   (exit 1 and one line per violation)
@@ -30,7 +31,7 @@ import re
 import sys
 
 LAYERS = ["base", "model", "format", "sources", "sort", "decode", "pipeline", "symbols", "kvmbench",
-          "analysis", "advise", "report", "sinks", "live", "cli"]
+          "analysis", "advise", "report", "sinks", "live", "observe", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

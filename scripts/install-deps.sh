@@ -19,6 +19,9 @@ build_pkgs=(
   # exitscope serve: HTTP server (libmicrohttpd; why not cpp-httplib: src/sinks/metrics_http_server.h);
   # promtool and a real Prometheus check the exposition, deploy/prometheus/ and a scrape end to end
   libmicrohttpd-dev prometheus
+  # top/serve --mode bpf, bench --observe bpf (issue 16, cmake/bpf.cmake): libbpf (static archive
+  # linked in, so the kvmhost guest needs no .so), bpftool's skeleton generator; clang -target bpf above
+  libbpf-dev bpftool
 )
 harness_pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod gzip

@@ -10,6 +10,7 @@
 #include "cli/filter_options.h"
 #include "report/bench_reporter.h"
 #include "kvmbench/bench_runner.h"
+#include "observe/bench_observe.h"
 
 namespace exitscope {
 
@@ -17,7 +18,8 @@ int RunBenchCommand(int argc, char** argv) {
   kvmbench::BenchOptions options;
   bool json = false;
   bool list = false;
-  std::string compare;
+  std::string compare, observe;
+  uint64_t repeats = 5;
   CLI::App app{"exitscope bench: what each VM exit type costs on this host's KVM", "exitscope bench"};
   app.footer(
       "Measure the guest-side cost of each VM exit type on this host's KVM.\n"
@@ -28,7 +30,9 @@ int RunBenchCommand(int argc, char** argv) {
       "Examples:\n"
       "  exitscope bench                          # every test\n"
       "  exitscope bench --test cpuid --test hlt  # pick tests (--list shows them)\n"
-      "  exitscope bench --json > base.json       # later: exitscope bench --compare base.json\n\n"
+      "  exitscope bench --json > base.json       # later: exitscope bench --compare base.json\n"
+      "  exitscope bench --test cpuid --observe none,stats,bpf,tracefs-minimal,tracefs,perf\n"
+      "                                           # what each way of watching exits adds per exit\n\n"
       "Exit status: 0 done; 64 bad option; 69 no /dev/kvm (or KVM cannot run the guest);\n"
       "77 permission denied on /dev/kvm.");
   app.add_option("--test", options.tests, "run only this test (repeatable); see --list");
@@ -43,6 +47,12 @@ int RunBenchCommand(int argc, char** argv) {
   app.add_option("--max-iterations", options.max_iterations, "cap for the growing iteration count")
       ->capture_default_str();
   app.add_option("--device", options.device, "the KVM device")->capture_default_str();
+  app.add_option("--observe", observe,
+                 "run the tests under each observer in turn (none,stats,bpf,tracefs-minimal,tracefs,perf) and "
+                 "show the cycles each adds per exit");
+  app.add_option("--repeat", repeats, "with --observe: runs per observer (interleaved)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,6 +60,15 @@ int RunBenchCommand(int argc, char** argv) {
   }
   if (list) {
     kvmbench::PrintTestList(stdout);
+    return FinishStdout(kExitOk);
+  }
+  if (!observe.empty()) {
+    auto modes = ParseObserveModes(observe);
+    if (!modes) return PrintError(modes.error());
+    auto observed = RunObservedBench(options, *modes, repeats);
+    if (!observed) return PrintError(observed.error());
+    const std::string out = json ? ObservedBenchJson(*observed).dump(2) + "\n" : RenderObservedBenchText(*observed);
+    std::fputs(out.c_str(), stdout);
     return FinishStdout(kExitOk);
   }
   kvmbench::Baseline baseline;

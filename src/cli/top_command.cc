@@ -10,6 +10,7 @@
 #include "analysis/top_aggregator.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
+#include "cli/top_observe.h"
 #include "live/live_exits.h"
 #include "live/stop_signal.h"
 #include "pipeline/live_page_decoder.h"
@@ -32,15 +33,21 @@ int RunTopCommand(int argc, char** argv) {
       "  sudo exitscope top                       # refresh every second until Ctrl-C\n"
       "  sudo exitscope top -d 5 -n 12 --rows 5   # one minute in 5 s steps\n"
       "  sudo exitscope top -p $(pidof qemu-system-x86_64) --reason HLT\n"
-      "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n\n"
+      "  sudo exitscope top --json -n 10 | jq '.reasons[0]'\n"
+      "  sudo exitscope top --mode bpf            # counted in the kernel: cheapest per exit\n"
+      "  sudo exitscope top --mode stats          # KVM's own counters: no tracing, coarse kinds\n\n"
+      "Modes: tracefs (default) streams every event; bpf counts in the kernel per VM, thread and reason\n"
+      "(log2 latency buckets, trips to the VMM); auto is bpf when it loads, else tracefs with the reason;\n"
+      "stats reads /sys/kernel/debug/kvm (exits, halt_exits, io_exits …: no reasons, no times).\n\n"
       "Exit status: 0 done; 64 bad option (the hint names the valid values); 69 no tracefs (also a\n"
-      "--tracefs that is not one) or no kvm events (module not loaded);\n"
+      "--tracefs that is not one) or no kvm events (module not loaded), --mode bpf that cannot load;\n"
       "74 I/O error; 77 permission denied (run as root).");
   double delay_s = 1.0;
   std::string tracefs, count_text, rows_text;
   FilterArgs filter_args;
   bool json = false;
   uint32_t buffer_kb = 4096;
+  std::string mode = "tracefs";
   app.add_option("-d,--delay", delay_s, "seconds between refreshes (0.05..3600)")->check(CLI::Range(0.05, 3600.0));
   app.add_option("-n,--count", count_text, "intervals to show, then exit (default 0: until Ctrl-C)");
   AddFilterOptions(app, &filter_args, kFilterPid | kFilterShortPid | kFilterReason);
@@ -48,6 +55,9 @@ int RunTopCommand(int argc, char** argv) {
   app.add_option("--rows", rows_text, "rows per table in text mode (default 15; 0: all)");
   app.add_option("-b,--buffer-size", buffer_kb, "ring buffer per CPU, KiB");
   app.add_option("--tracefs", tracefs, "tracefs mount point");
+  app.add_option("--mode", mode, "tracefs, bpf, auto (bpf, else tracefs) or stats")
+      ->check(CLI::IsMember({"tracefs", "bpf", "auto", "stats"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -64,6 +74,14 @@ int RunTopCommand(int argc, char** argv) {
     if (Status st = CheckReasonForIsa(*filters, host); !st.ok()) return PrintError(st.error());
   }
   InstallStopHandlers();
+  TopLoopOptions loop{delay_s, *count, *rows, json, filters->pid.value_or(0), filters->reason};
+  if (mode == "stats") return RunTopStatsLoop(loop);
+  if (mode == "bpf" || mode == "auto") {
+    auto reader = BpfExitReader::Load({tracefs, loop.pid});
+    if (reader.ok()) return RunTopBpfLoop(std::move(*reader), loop);
+    if (mode == "bpf") return PrintError(reader.error());
+    std::fprintf(stderr, "exitscope top: %s; using tracefs mode\n", reader.error().message.c_str());
+  }
   TopAggregator agg(filters->reason);
   LiveExitOptions live;
   live.tracefs = tracefs;

@@ -17,7 +17,8 @@ Result<std::unique_ptr<LiveExitSession>> LiveExitSession::Start(const LiveExitOp
   auto inst = TracefsInstance::Create(tracefs, options.buffer_kb);
   if (!inst.ok()) return inst.error();
   s->instance_ = std::move(*inst);
-  if (Status st = s->instance_->EnableEvents(DefaultExitEvents(), true); !st) return st.error();
+  if (Status st = s->instance_->EnableEvents(options.events.empty() ? DefaultExitEvents() : options.events, true); !st)
+    return st.error();
   if (options.pid > 0) {
     auto tids = ThreadsOf(options.pid);
     if (!tids.ok()) return tids.error();

@@ -21,9 +21,10 @@
 namespace exitscope {
 
 struct LiveExitOptions {
-  std::string tracefs;        // empty: FindTracefs()
-  uint32_t buffer_kb = 4096;  // ring buffer per CPU
-  int pid = 0;                // 0: every process
+  std::string tracefs;              // empty: FindTracefs()
+  uint32_t buffer_kb = 4096;        // ring buffer per CPU
+  int pid = 0;                      // 0: every process
+  std::vector<std::string> events;  // empty: DefaultExitEvents() (bench --observe tracefs-minimal: fewer)
 };
 
 class LiveExitSession {

@@ -23,3 +23,7 @@ echo "$rc" > clocks-steps.rc
 # Diff: before/after pairs of single bench tests (tests/check_diff.py).
 rc=0; sh /kvmhost/diff-steps.sh /out/diff 2> diff-steps.err || rc=$?
 echo "$rc" > diff-steps.rc
+# Observers (issue 16): top --mode bpf / tracefs / stats on one bench run, bench --observe
+# (tests/check_observe.py).
+rc=0; sh /kvmhost/observe-steps.sh /out/observe 2> observe-steps.err || rc=$?
+echo "$rc" > observe-steps.rc

@@ -1,0 +1,76 @@
+#include "cli/top_observe.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli/command.h"
+#include "live/stop_signal.h"
+#include "observe/bpf_exit_table.h"
+#include "observe/kvm_debugfs_stats.h"
+#include "observe/stats_top.h"
+
+namespace exitscope {
+namespace {
+
+// Sleeps until the next refresh in steps short enough to notice Ctrl-C; returns the seconds waited.
+double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last) {
+  while (!StopRequested()) {
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - *last).count();
+    if (elapsed >= delay_s) {
+      *last = now;
+      return elapsed;
+    }
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::max(1, std::min(200, static_cast<int>((delay_s - elapsed) * 1000)))));
+  }
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
+  return elapsed;
+}
+
+bool Show(std::string text, bool json) {
+  if (!json && ::isatty(STDOUT_FILENO)) {
+    text = "\x1b[H\x1b[2J" + text;
+  } else if (!json) {
+    text += "\n";
+  }
+  return WriteStdout(text) && FlushStdout();
+}
+
+}  // namespace
+
+int RunTopBpfLoop(std::unique_ptr<BpfExitReader> reader, const TopLoopOptions& o) {
+  BpfExitTable table(o.reason);
+  auto last = std::chrono::steady_clock::now();
+  for (uint64_t shown = 0; o.count == 0 || shown < o.count; ++shown) {
+    double elapsed = WaitInterval(o.delay_s, &last);
+    auto snap = reader->Snapshot();
+    if (!snap.ok()) return PrintError(snap.error());
+    BpfInterval t = table.TakeInterval(*snap, elapsed, o.json ? 0 : o.rows);
+    if (!Show(o.json ? RenderBpfTopJson(t) + "\n" : RenderBpfTopText(t), o.json)) break;
+    if (StopRequested()) break;  // the partial interval up to Ctrl-C was shown
+  }
+  reader.reset();  // detaches the program and frees its maps
+  return FinishStdout(kExitOk, /*quiet_epipe=*/true);
+}
+
+int RunTopStatsLoop(const TopLoopOptions& o) {
+  auto first = ReadKvmDebugfs();
+  if (!first.ok()) return PrintError(first.error());
+  StatsTopTable table(o.pid);
+  (void)table.TakeInterval(*first, 0);  // the baseline: intervals show growth from here
+  auto last = std::chrono::steady_clock::now();
+  for (uint64_t shown = 0; o.count == 0 || shown < o.count; ++shown) {
+    double elapsed = WaitInterval(o.delay_s, &last);
+    auto now = ReadKvmDebugfs();
+    if (!now.ok()) return PrintError(now.error());
+    StatsInterval t = table.TakeInterval(*now, elapsed);
+    if (!Show(o.json ? RenderStatsTopJson(t) + "\n" : RenderStatsTopText(t, o.rows), o.json)) break;
+    if (StopRequested()) break;
+  }
+  return FinishStdout(kExitOk, /*quiet_epipe=*/true);
+}
+
+}  // namespace exitscope
