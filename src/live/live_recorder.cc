@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "live/stop_signal.h"
+#include "live/vm_map_collector.h"
+#include "sources/tracedat/guest_option.h"
 
 namespace exitscope {
 namespace {
@@ -135,7 +137,10 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   rusage ru0{};
   ::getrusage(RUSAGE_SELF, &ru0);
   auto t0 = std::chrono::steady_clock::now();
+  // The VMs as this host knows them now, for offline reports to name them as live views do.
+  std::unique_ptr<VmMapCollector> vm_map = VmMapCollector::ForInstance(instance);
   auto sink = [&](int cpu, std::span<const uint8_t> page) {
+    vm_map->AddPages(page);
     return (*writer)->AddPages(static_cast<uint32_t>(cpu), page);
   };
   if (Status s = instance.SetTracingOn(true); !s) return s.error();
@@ -158,6 +163,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   sum.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   (*writer)->set_cmdlines(CollectCmdlines(instance, options.pid));
+  for (const auto& vm : vm_map->Vms()) (*writer)->add_option(kOptGuest, EncodeGuestOption(vm.guest, &vm.recorded));
   std::vector<std::string> stats = (*reader)->stats_text();
   if (Status s = (*writer)->Finish(stats); !s) return s.error();
   sum.loss = (*reader)->loss();
