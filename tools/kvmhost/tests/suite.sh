@@ -23,3 +23,5 @@ echo "$rc" > clocks-steps.rc
 # Diff: before/after pairs of single bench tests (tests/check_diff.py).
 rc=0; sh /kvmhost/diff-steps.sh /out/diff 2> diff-steps.err || rc=$?
 echo "$rc" > diff-steps.rc
+# Prometheus: a real one scrapes serve during one bench run (tests/check_suite.py live_prometheus).
+rc=0; sh /kvmhost/prom-steps.sh /out/prom 2> prom-steps.err || rc=$?; echo "$rc" > prom-steps.rc
