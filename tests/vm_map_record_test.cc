@@ -52,6 +52,8 @@ fs::path FakeProc() {
   Put(root / "499/stat", stat(kVcpuTid, "CPU 0/KVM", 780));
   Put(root / "499/comm", "CPU 0/KVM\n");
   Put(root / "499/status", "Name:\tCPU 0/KVM\nTgid:\t490\nPid:\t499\n");
+  fs::create_directories(root / "490/task/499");
+  fs::create_directories(root / "debugfs-kvm/490-12/vcpu0");  // debugfs kvm/<pid>-<vm fd>
   return root;
 }
 
@@ -101,7 +103,13 @@ TEST_F(VmMapRecordFileTest, RecordedPagesNameTheVmOfflineAndTraceCmdStillReads) 
   std::vector<EnabledEvent> events;
   for (const auto& sys : x.meta.systems)
     for (const auto& f : sys.formats) events.push_back({sys.name, "", f});
-  VmMapCollector collector(x.meta.header_page, events, x.meta.page_size, proc_.string());
+  VmMapCollector collector(x.meta.header_page, events, x.meta.page_size, proc_.string(),
+                           (proc_ / "debugfs-kvm").string());
+  // record reads partial pages only at the end, when a short-lived VMM may be gone: the scan while
+  // it runs must have resolved its threads already.
+  collector.Scan();
+  fs::remove_all(proc_ / "490");
+  fs::remove_all(proc_ / "499");
   auto w = TraceDatWriter::Create(out_, x.meta);
   ASSERT_TRUE(w.ok()) << w.error().message;
   for (uint32_t cpu = 0; cpu < x.cpu_pages.size(); ++cpu) {

@@ -144,6 +144,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
     return (*writer)->AddPages(static_cast<uint32_t>(cpu), page);
   };
   if (Status s = instance.SetTracingOn(true); !s) return s.error();
+  vm_map->Scan();
   if (options.on_started) options.on_started(instance.dir());
   while (!StopRequested()) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -154,6 +155,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
     }
     auto n = (*reader)->Poll(timeout, sink);
     if (!n.ok()) return n.error();
+    vm_map->Scan();
   }
   sum.stop_signal = StopSignal();
   if (Status s = instance.SetTracingOn(false); !s) return s.error();
