@@ -29,6 +29,7 @@ struct MetricsHttpServer::State {
     std::chrono::steady_clock::time_point opened, waiting_since;  // the latter: open or last answer
     std::string client;                                           // address without port
     bool evicted = false;
+    bool answering = false;  // its request is in: being answered, never evicted
   };
   std::map<int, Conn> open;
   std::map<std::string, unsigned> per_client;  // connections not evicted, by address
@@ -63,6 +64,10 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
   if (*con_cls == nullptr) {
     *con_cls = &kRequestSeen;
+    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+      std::lock_guard<std::mutex> lock(st->mu);
+      if (auto it = st->open.find(info->connect_fd); it != st->open.end()) it->second.answering = true;
+    }
     return MHD_YES;
   }
   if (*upload_size != 0) {  // a GET with a body: read and dropped (the deadline bounds its time)
@@ -100,8 +105,12 @@ std::string ClientAddress(MHD_Connection* c) {
 // its request, other than `keep`; the library then sees the end of the stream and closes it.
 void EvictOldest(MetricsHttpServer::State* st, int keep, const std::string* client) {
   auto victim = st->open.end();
+  // A request sent at once arrives within this: a connection younger than it is not slow yet.
+  auto young = std::chrono::steady_clock::now() - kHttpSlowAfter;
   for (auto it = st->open.begin(); it != st->open.end(); ++it) {
-    if (it->first == keep || it->second.evicted || (client && it->second.client != *client)) continue;
+    const Conn& c = it->second;
+    if (it->first == keep || c.evicted || c.answering || c.waiting_since > young || (client && c.client != *client))
+      continue;
     if (victim == st->open.end() || it->second.waiting_since < victim->second.waiting_since) victim = it;
   }
   if (victim == st->open.end()) return;
@@ -149,8 +158,10 @@ void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCod
   if (!info) return;
   std::lock_guard<std::mutex> lock(st->mu);
   // Answered: a kept-alive connection waits for its next request from now.
-  if (auto it = st->open.find(info->connect_fd); it != st->open.end())
+  if (auto it = st->open.find(info->connect_fd); it != st->open.end()) {
     it->second.waiting_since = std::chrono::steady_clock::now();
+    it->second.answering = false;
+  }
 }
 
 void Watchdog(MetricsHttpServer::State* st) {

@@ -16,6 +16,7 @@
 // own address.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +31,7 @@ namespace exitscope {
 // that has waited longest for its request (a slow client), so a scrape always gets in.
 inline constexpr unsigned kHttpKeptConnections = 32;
 inline constexpr unsigned kHttpKeptConnectionsPerIp = 16;
+inline constexpr std::chrono::milliseconds kHttpSlowAfter{250};  // waiting longer: may be closed
 // The library's hard limits (past them it resets, or leaves in the backlog): twice the kept ones,
 // room for closed connections on their way out while new ones keep coming.
 inline constexpr unsigned kHttpMaxConnections = 2 * kHttpKeptConnections;
