@@ -11,13 +11,14 @@ set(KVMHOST_OUT ${CMAKE_CURRENT_BINARY_DIR}/kvmhost)
 
 add_test(NAME kvmhost.boot_suite
          COMMAND ${KVMHOST_DIR}/tests/boot-suite.sh ${KVMHOST_OUT}/suite $<TARGET_FILE:exitscope>)
-set_tests_properties(kvmhost.boot_suite PROPERTIES LABELS kvmhost TIMEOUT 900
+set_tests_properties(kvmhost.boot_suite PROPERTIES LABELS kvmhost TIMEOUT 1600
                      FIXTURES_SETUP kvmhost_suite RESOURCE_LOCK kvmhost_qemu)
 
 foreach(check bench_all_tests bench_kvm_stats bench_compare bench_errors trace_cpuid_rip
               trace_exit_reasons perf_agrees report_agrees_with_bench dump_cpuid_rip
               live_record live_report_agrees_with_bench live_dump_cpuid_rip
-              live_trace_cmd_reads_record live_top_json live_serve live_cleanup)
+              live_trace_cmd_reads_record live_top_json live_serve live_cleanup
+              live_record_names_vms live_prometheus)
   add_test(NAME kvmhost.${check}
            COMMAND ${Python3_EXECUTABLE} ${KVMHOST_DIR}/tests/check_suite.py ${check} ${KVMHOST_OUT}/suite)
   set_tests_properties(kvmhost.${check} PROPERTIES LABELS kvmhost TIMEOUT 60

@@ -11,11 +11,22 @@
 #include "cli/trace_metrics.h"
 #include "report/openmetrics_reporter.h"
 #include "sinks/metrics_http_server.h"
+#include "test_util.h"
 
 namespace exitscope {
 namespace {
 
 const std::string kKvmprobe = std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
+
+// Prometheus's own linter on an exposition (Debian package prometheus, as CTest label prometheus):
+// "" when it passes, else what it said.
+std::string Promtool(const std::string& exposition) {
+  std::string path = ::testing::TempDir() + "exitscope-exposition-" + std::to_string(::getpid()) + ".txt";
+  if (!testing::WriteFile(path, exposition)) return "cannot write " + path;
+  testing::CommandResult r = testing::RunCommand("promtool check metrics < '" + path + "' 2>&1");
+  std::remove(path.c_str());
+  return r.status == 0 ? "" : "promtool: " + r.out;
+}
 
 TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
   auto tm = MetricsOfTrace(kKvmprobe, {});
@@ -46,6 +57,7 @@ TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
   EXPECT_NE(om.find("# UNIT exitscope_exit_seconds seconds\n"), std::string::npos);
   EXPECT_EQ(om.find("exitscope_exit_duration_seconds"), std::string::npos);  // opt-in only
   EXPECT_TRUE(om.ends_with("# EOF\n"));
+  EXPECT_EQ(Promtool(text), "");  // (it reads the text format only, not OpenMetrics)
 }
 
 ExitSample Sample(int32_t tid, uint32_t reason, uint64_t dur_ns, bool vmm = false) {
@@ -73,6 +85,7 @@ TEST(ExitMetrics, LabelsEscapedStagesSplitAndSeriesOutliveTheirVmForTheGrace) {
   EXPECT_NE(text.find("reason=\"CPUID\",stage=\"kernel\"} 1.5e-06\n"), std::string::npos) << text;
   EXPECT_NE(text.find("vcpu=\"1\"} 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("uuid=\"u-1\",vmm=\"qemu\",vcpus=\"2\"} 1\n"), std::string::npos) << text;
+  EXPECT_EQ(Promtool(text), "");  // the escaped label values too
   // The VM ends: its series stay through the grace period, then go.
   m.Prune({domain}, 1000, 500);
   m.Prune({}, 2000, 500);

@@ -14,6 +14,18 @@ std::optional<int32_t> QemuVcpuIndex(std::string_view comm) {
   return n && comm.starts_with("CPU ") ? n : std::nullopt;
 }
 
+// The GUEST option that names process `pid`: exitscope record's, whose vCPU threads the trace
+// maps to that process (a trace-cmd GUEST option names threads only). A few pairs per VM: a scan.
+const GuestInfo* GuestOfProcess(const TraceMeta& meta, int64_t pid) {
+  for (const GuestInfo& g : meta.guests) {
+    for (const auto& [vcpu, tid] : g.vcpu_to_host_tid) {
+      auto t = meta.tgid_by_tid.find(tid);
+      if (t != meta.tgid_by_tid.end() && t->second == pid && !g.name.empty()) return &g;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 VmGrouper::VmGrouper(const TraceMeta& meta) : meta_(meta) {
@@ -67,6 +79,12 @@ std::string VmGrouper::Label(int64_t id, const std::vector<int32_t>& tids) const
   switch (kind) {
     case Kind::kProcess: {
       std::string c = Comm(id);
+      if (const GuestInfo* g = GuestOfProcess(meta_, id)) {  // named as `top` named it live
+        std::string map;
+        for (const auto& [vcpu, tid] : g->vcpu_to_host_tid)
+          map += fmt::format("{}vCPU {} → tid {}", map.empty() ? "" : ", ", vcpu, tid);
+        return fmt::format("{} (pid {}{}; {})", g->name, id, c.empty() ? "" : ", " + c, map);
+      }
       return c.empty() ? fmt::format("pid {}", id) : fmt::format("{} (pid {})", c, id);
     }
     case Kind::kGuest: {
@@ -99,6 +117,7 @@ std::string VmGrouper::FrameLabel(int32_t tid) const {
   };
   switch (vm.kind) {
     case Kind::kProcess: {
+      if (const GuestInfo* g = GuestOfProcess(meta_, vm.id)) return word(g->name);
       std::string c = Comm(vm.id);
       return c.empty() ? fmt::format("pid-{}", vm.id) : word(fmt::format("{}-{}", c, vm.id));
     }

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "live/stop_signal.h"
+#include "live/vm_map_collector.h"
+#include "sources/tracedat/guest_option.h"
 
 namespace exitscope {
 namespace {
@@ -135,10 +137,14 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   rusage ru0{};
   ::getrusage(RUSAGE_SELF, &ru0);
   auto t0 = std::chrono::steady_clock::now();
+  // The VMs as this host knows them now, for offline reports to name them as live views do.
+  std::unique_ptr<VmMapCollector> vm_map = VmMapCollector::ForInstance(instance);
   auto sink = [&](int cpu, std::span<const uint8_t> page) {
+    vm_map->AddPages(page);
     return (*writer)->AddPages(static_cast<uint32_t>(cpu), page);
   };
   if (Status s = instance.SetTracingOn(true); !s) return s.error();
+  vm_map->Scan();
   if (options.on_started) options.on_started(instance.dir());
   while (!StopRequested()) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -149,6 +155,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
     }
     auto n = (*reader)->Poll(timeout, sink);
     if (!n.ok()) return n.error();
+    vm_map->Scan();
   }
   sum.stop_signal = StopSignal();
   if (Status s = instance.SetTracingOn(false); !s) return s.error();
@@ -158,6 +165,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   sum.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   (*writer)->set_cmdlines(CollectCmdlines(instance, options.pid));
+  for (const auto& vm : vm_map->Vms()) (*writer)->add_option(kOptGuest, EncodeGuestOption(vm.guest, &vm.recorded));
   std::vector<std::string> stats = (*reader)->stats_text();
   if (Status s = (*writer)->Finish(stats); !s) return s.error();
   sum.loss = (*reader)->loss();

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace exitscope {
@@ -24,7 +25,16 @@ struct MetricsHttpServer::State {
   std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
-  std::map<int, std::chrono::steady_clock::time_point> open;
+  struct Conn {
+    std::chrono::steady_clock::time_point opened, waiting_since;  // the latter: open or last answer
+    std::string client;                                           // address without port
+    bool evicted = false;
+    bool answering = false;  // its request is in: being answered, never evicted
+  };
+  std::map<int, Conn> open;
+  std::map<std::string, unsigned> per_client;  // connections not evicted, by address
+  unsigned live = 0;                           // all of those
+  uint64_t evictions = 0;
   std::thread watchdog;
 };
 
@@ -54,6 +64,10 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
   if (*con_cls == nullptr) {
     *con_cls = &kRequestSeen;
+    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+      std::lock_guard<std::mutex> lock(st->mu);
+      if (auto it = st->open.find(info->connect_fd); it != st->open.end()) it->second.answering = true;
+    }
     return MHD_YES;
   }
   if (*upload_size != 0) {  // a GET with a body: read and dropped (the deadline bounds its time)
@@ -74,15 +88,80 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   return Reply(c, MHD_HTTP_OK, e.body, e.content_type);
 }
 
+using Conn = MetricsHttpServer::State::Conn;
+
+std::string ClientAddress(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return {};
+  char text[INET6_ADDRSTRLEN] = {};
+  if (info->client_addr->sa_family == AF_INET)
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(info->client_addr)->sin_addr, text, sizeof(text));
+  else if (info->client_addr->sa_family == AF_INET6)
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(info->client_addr)->sin6_addr, text, sizeof(text));
+  return text;
+}
+
+// Caller holds st->mu. Shuts the connection (of `client`, if given) that has waited longest for
+// its request, other than `keep`; the library then sees the end of the stream and closes it.
+void EvictOldest(MetricsHttpServer::State* st, int keep, const std::string* client) {
+  auto victim = st->open.end();
+  // A request sent at once arrives within this: a connection younger than it is not slow yet.
+  auto young = std::chrono::steady_clock::now() - kHttpSlowAfter;
+  for (auto it = st->open.begin(); it != st->open.end(); ++it) {
+    const Conn& c = it->second;
+    if (it->first == keep || c.evicted || c.answering || c.waiting_since > young || (client && c.client != *client))
+      continue;
+    if (victim == st->open.end() || it->second.waiting_since < victim->second.waiting_since) victim = it;
+  }
+  if (victim == st->open.end()) return;
+  ::shutdown(victim->first, SHUT_RDWR);
+  victim->second.evicted = true;
+  st->live--;
+  st->per_client[victim->second.client]--;
+  st->evictions++;
+}
+
+void Forget(MetricsHttpServer::State* st, std::map<int, Conn>::iterator it) {
+  if (!it->second.evicted) {
+    st->live--;
+    if (--st->per_client[it->second.client] == 0) st->per_client.erase(it->second.client);
+  }
+  st->open.erase(it);
+}
+
 void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
   const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (!info) return;
+  const int fd = info->connect_fd;
   std::lock_guard<std::mutex> lock(st->mu);
-  if (code == MHD_CONNECTION_NOTIFY_STARTED)
-    st->open[info->connect_fd] = std::chrono::steady_clock::now();
-  else
-    st->open.erase(info->connect_fd);
+  if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+    if (auto it = st->open.find(fd); it != st->open.end()) Forget(st, it);
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  Conn& conn = st->open[fd];
+  conn = Conn{now, now, ClientAddress(c), false};
+  st->live++;
+  unsigned& mine = st->per_client[conn.client];
+  mine++;
+  // The library refuses a connection past its limits (its client sees a reset, or waits in the
+  // backlog): they are kept out of reach by closing the connection that has waited longest for its
+  // request, so slow clients cannot starve a scraper, also one from their own address (loopback).
+  if (mine > kHttpKeptConnectionsPerIp) EvictOldest(st, fd, &conn.client);
+  if (st->live > kHttpKeptConnections) EvictOldest(st, fd, nullptr);
+}
+
+void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
+  auto* st = static_cast<MetricsHttpServer::State*>(cls);
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!info) return;
+  std::lock_guard<std::mutex> lock(st->mu);
+  // Answered: a kept-alive connection waits for its next request from now.
+  if (auto it = st->open.find(info->connect_fd); it != st->open.end()) {
+    it->second.waiting_since = std::chrono::steady_clock::now();
+    it->second.answering = false;
+  }
 }
 
 void Watchdog(MetricsHttpServer::State* st) {
@@ -91,13 +170,15 @@ void Watchdog(MetricsHttpServer::State* st) {
     st->cv.wait_for(lock, std::chrono::seconds(1));
     auto deadline = std::chrono::steady_clock::now() - std::chrono::seconds(kHttpMaxConnectionSeconds);
     for (auto it = st->open.begin(); it != st->open.end();) {
-      if (it->second > deadline) {
+      if (it->second.opened > deadline) {
         ++it;
         continue;
       }
       // The library sees the end of the stream and closes the connection itself.
       ::shutdown(it->first, SHUT_RDWR);
-      it = st->open.erase(it);
+      auto next = std::next(it);
+      Forget(st, it);
+      it = next;
     }
   }
 }
@@ -149,7 +230,7 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
       MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
       MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
       MHD_OPTION_LISTEN_BACKLOG_SIZE, kHttpListenBacklog, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_NOTIFY_CONNECTION,
-      &OnConnection, st, MHD_OPTION_END);
+      &OnConnection, st, MHD_OPTION_NOTIFY_COMPLETED, &OnCompleted, st, MHD_OPTION_END);
   if (!st->daemon) {
     int err = errno;
     return MakeError(err == EACCES ? kExitNoPerm : kExitUnavailable, "serve.listen",
@@ -163,6 +244,11 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
 }
 
 uint64_t MetricsHttpServer::requests() const { return state_->requests.load(); }
+
+uint64_t MetricsHttpServer::evictions() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->evictions;
+}
 
 MetricsHttpServer::~MetricsHttpServer() {
   if (!state_) return;

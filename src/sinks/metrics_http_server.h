@@ -11,9 +11,12 @@
 // headers past it get 431/414), a connection limit in total and per client address, an idle timeout,
 // and one epoll thread for every connection (a slow client stalls none of the others). On top, a
 // watchdog closes any connection open longer than kHttpMaxConnectionSeconds, however slowly it
-// trickles bytes.
+// trickles bytes, and a new connection near either limit closes the one that has waited longest
+// for its request (kHttpKeptConnections), so slow clients cannot starve a scraper, not even from its
+// own address.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,8 +27,15 @@
 
 namespace exitscope {
 
-inline constexpr unsigned kHttpMaxConnections = 32;         // in all; more wait in the backlog
-inline constexpr unsigned kHttpMaxConnectionsPerIp = 16;    // one client cannot take every slot
+// Connections kept, in all and per client address: a new one past either closes the connection
+// that has waited longest for its request (a slow client), so a scrape always gets in.
+inline constexpr unsigned kHttpKeptConnections = 32;
+inline constexpr unsigned kHttpKeptConnectionsPerIp = 16;
+inline constexpr std::chrono::milliseconds kHttpSlowAfter{250};  // waiting longer: may be closed
+// The library's hard limits (past them it resets, or leaves in the backlog): twice the kept ones,
+// room for closed connections on their way out while new ones keep coming.
+inline constexpr unsigned kHttpMaxConnections = 2 * kHttpKeptConnections;
+inline constexpr unsigned kHttpMaxConnectionsPerIp = 2 * kHttpKeptConnectionsPerIp;
 inline constexpr unsigned kHttpIdleTimeoutSeconds = 5;      // no byte for that long: closed
 inline constexpr unsigned kHttpMaxConnectionSeconds = 15;   // open for that long in all: closed
 inline constexpr size_t kHttpConnectionMemory = 16 * 1024;  // request line + headers per connection
@@ -44,6 +54,7 @@ class MetricsHttpServer {
   ~MetricsHttpServer();
   uint16_t port() const { return port_; }
   uint64_t requests() const;
+  uint64_t evictions() const;  // connections closed to keep slots free
 
   struct State;  // shared with the library's callbacks
 

@@ -58,6 +58,8 @@ class TraceDatWriter {
   Status Finish(const std::vector<std::string>& cpu_stats);
   // Replaces the saved command lines (written at Finish).
   void set_cmdlines(std::string cmdlines) { meta_.cmdlines = std::move(cmdlines); }
+  // One more option written at Finish (record's GUEST options, known once the recording ends).
+  void add_option(uint16_t id, std::string data) { meta_.extra_options.emplace_back(id, std::move(data)); }
   uint64_t pages_written() const { return pages_written_; }
   uint64_t bytes_uncompressed() const { return pages_written_ * meta_.page_size; }
 

@@ -1,4 +1,5 @@
 #include "sources/tracedat/tracedat_header.h"
+#include "sources/tracedat/guest_option.h"
 
 #include <algorithm>
 #include <charconv>
@@ -120,18 +121,15 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       break;
     case kOptGuest: {
       GuestInfo g;
-      g.name = std::string(r.CString());
-      g.trace_id = r.U64();
-      uint32_t n = r.U32();
-      for (uint32_t i = 0; i < n && r.ok(); ++i) {
-        int32_t vcpu = static_cast<int32_t>(r.U32());
-        int32_t pid = static_cast<int32_t>(r.U32());
-        if (r.ok()) g.vcpu_to_host_tid[vcpu] = pid;
-      }
-      if (r.ok())
-        meta_->guests.push_back(std::move(g));
-      else
+      RecordedVm vm;
+      if (!DecodeGuestOption(data, &g, &vm)) {
         diag_->Bump(DiagId::kTracedatBadGuestOption);
+        break;
+      }
+      // exitscope record's part: which process each vCPU thread was in, as on the live host.
+      for (const auto& [tid, vcpu] : vm.vcpu_by_tid) meta_->tgid_by_tid[tid] = vm.pid;
+      if (vm.pid > 0 && !vm.comm.empty()) meta_->comm_by_tid.try_emplace(vm.pid, vm.comm);
+      meta_->guests.push_back(std::move(g));
       break;
     }
     case kOptTimeShift:

@@ -294,6 +294,11 @@ def report_checks(name, rec):
     expect(user_io == want_user_io, f"exitscope report: {user_io} io exits to userspace, want {want_user_io}")
 
 
+def promtool_check(text, what):
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    expect(r.returncode == 0, f"promtool check metrics on {what}: rc {r.returncode} {r.stdout}{r.stderr}")
+
+
 def read_text(path):
     with open(path, errors="replace") as f:
         return f.read()
@@ -374,6 +379,70 @@ def live_checks(name, live):
                f"cpuid exits, want {n}; vm_info: {re.findall(r'^exitscope_vm_info.*$', after, re.M)}")
         expect(re.search(r'^exitscope_events_lost_total\{cpu="0"\} 0$', after, re.M) is not None,
                "serve: events_lost_total{cpu=0} missing or non-zero")
+    elif name == "live_record_names_vms":
+        # `exitscope record` stored the bench VMM in a GUEST option: offline report --by vm and
+        # report --openmetrics name it as serve did live ("<comm>-<pid>": the bench VMM gives no -name).
+        work = tests_by_name(load_json(os.path.join(live, "bench.json")))
+        bench_pid = int(read_text(os.path.join(live, "bench.pid")))
+        trace = os.path.join(live, "trace.dat")
+        doc = json.loads(exitscope("report", "--by", "vm", "--json", trace))
+        domain = f"exitscope-{bench_pid}"
+        labels = [g["label"] for g in doc["groups"]]
+        mine = [g for g in doc["groups"] if g["label"].startswith(f"{domain} (pid {bench_pid}")]
+        expect(len(mine) == 1, f"report --by vm: no group '{domain} (pid {bench_pid} …': {labels}")
+        n = sum(work[t]["iterations"] for t in ("cpuid", "dr_burst", "dr_burst_guestdbg") if t in work)
+        if mine:
+            cpuid = sum(r["count"] for r in mine[0]["reasons"] if r["reason"] == "cpuid")
+            expect(cpuid == n, f"report --by vm: {domain} has {cpuid} cpuid exits, bench ran {n}")
+        om = exitscope("report", "--openmetrics", trace)
+        m = re.search(rf'^exitscope_exits_total\{{domain="{domain}",reason="cpuid"\}} (\d+)$', om, re.M)
+        expect(m and int(m.group(1)) == n, f"report --openmetrics: domain {domain} cpuid {m and m.group(1)}, want {n}")
+        promtool_check(om, "report --openmetrics of the live recording")
+        dump = subprocess.run(["trace-cmd", "dump", "--options", "-i", trace], capture_output=True, text=True).stdout
+        expect(f"{domain} [Guest name]" in dump, f"trace-cmd dump --options shows no GUEST option {domain}")
+    elif name == "live_prometheus":
+        # A real Prometheus in the guest scraped serve during one bench run (guest/prom-steps.sh).
+        prom = os.path.join(os.path.dirname(live), "prom")
+        steps_rc = read_text(os.path.join(os.path.dirname(live), "prom-steps.rc")).strip()
+        expect(steps_rc == "0", f"prom-steps.sh exited {steps_rc}: "
+               f"{read_text(os.path.join(os.path.dirname(live), 'prom-steps.err'))[-2000:]!r}")
+        expect(read_text(os.path.join(prom, "serve.rc")).strip() == "0",
+               f"serve exited {read_text(os.path.join(prom, 'serve.rc')).strip()}: "
+               f"{read_text(os.path.join(prom, 'serve.err'))!r}")
+        work = tests_by_name(load_json(os.path.join(prom, "bench.json")))
+        bench_pid = int(read_text(os.path.join(prom, "bench.pid")))
+        n = work["cpuid"]["iterations"]
+
+        def answer(f):
+            doc = load_json(os.path.join(prom, f))
+            expect(doc.get("status") == "success", f"{f}: {doc}")
+            return doc["data"]["result"]
+        inc = answer("q-increase.json")
+        got = float(inc[0]["value"][1]) if inc else None
+        expect(got == n, f"Prometheus: increase of exits_total{{reason=cpuid}} over the bench {got}, bench ran {n} CPUIDs")
+        by_domain = {r["metric"].get("domain"): float(r["value"][1]) for r in answer("q-by-domain.json")}
+        expect(by_domain.get(f"exitscope-{bench_pid}") == n,
+               f"Prometheus: exits_total{{reason=cpuid}} by domain {by_domain}, want exitscope-{bench_pid}: {n}")
+        fn = answer("q-increase-fn.json")
+        scrapes = answer("q-up.json")
+        print(f"live_prometheus: bench {n} CPUIDs; Prometheus @-difference {got}, increase() "
+              f"{fn[0]['value'][1] if fn else None} (extrapolated), {scrapes[0]['value'][1] if scrapes else 0} scrapes")
+        # The load while the bench ran: every scrape answered among 40 slow clients of the same
+        # address, hostile requests refused, memory flat (figures printed for the notes).
+        load = dict(kv.split("=") for kv in read_text(os.path.join(prom, "load.txt")).split())
+        hostile = read_text(os.path.join(prom, "load-hostile.txt"))
+        print(f"live_prometheus: load {load}; hostile: {hostile.strip().splitlines()}")
+        expect(load["answered"] == load["scrapes"], f"load: {load['answered']} of {load['scrapes']} scrapes answered")
+        # A reply to a request still being sent may be lost to the reset that ends it ("closed").
+        for name, status in (("huge-header", 431), ("many-headers", 431), ("huge-url", 414), ("post", 405)):
+            expect(re.search(rf"^{name} (HTTP/1.1 {status}|closed)", hostile, re.M) is not None,
+                   f"load: {name} not refused with {status}: {hostile!r}")
+        expect(int(load["rss_kb_after"]) - int(load["rss_kb_before"]) < 4096, f"load: serve's RSS grew: {load}")
+        up_min = answer("q-up-min.json")
+        print(f"live_prometheus: min(up) over the bench {up_min[0]['value'][1] if up_min else None}")
+        promtool_check(read_text(os.path.join(prom, "metrics.txt")), "serve's live exposition (prom-steps)")
+        for f in ("metrics-before.txt", "metrics-after.txt"):
+            promtool_check(read_text(os.path.join(live, f)), f"serve's live exposition (live-steps {f})")
     elif name == "live_cleanup":
         state = {k: read_text(os.path.join(live, f"state-{k}.txt"))
                  for k in ("before", "after-sigint", "after-sigkill", "after-rerun")}

@@ -27,3 +27,5 @@ echo "$rc" > diff-steps.rc
 # (tests/check_observe.py).
 rc=0; sh /kvmhost/observe-steps.sh /out/observe 2> observe-steps.err || rc=$?
 echo "$rc" > observe-steps.rc
+# Prometheus: a real one scrapes serve during one bench run (tests/check_suite.py live_prometheus).
+rc=0; sh /kvmhost/prom-steps.sh /out/prom 2> prom-steps.err || rc=$?; echo "$rc" > prom-steps.rc

@@ -1,0 +1,119 @@
+#!/bin/sh
+# prom-steps.sh DIR — inside the kvmhost guest: a real Prometheus (Debian's, copied in as
+# /kvmhost/prometheus; loopback only) scrapes `exitscope serve` every second while ONE
+# `exitscope bench --test cpuid` run goes on; then the increase of exitscope_exits_total{reason="cpuid"}
+# over the run is asked through Prometheus's HTTP API. Prometheus runs in the guest, not on the build
+# host: one clock, no host port to collide with parallel runs, nothing to start or stop around the
+# boot. Leaves in DIR what tests/check_suite.py live_prometheus reads:
+#   bench.json bench.pid serve.rc serve.err prometheus.log t-before.txt t-after.txt metrics.txt
+#   q-increase.json q-increase-fn.json q-by-domain.json q-up.json q-up-min.json load.txt load-hostile.txt
+set -eu
+DIR=$1
+mkdir -p "$DIR"
+PROM=127.0.0.1:9091 SERVE=127.0.0.1:9465
+ip link set lo up 2> /dev/null || ifconfig lo 127.0.0.1 up
+exitscope serve --listen $SERVE --interval 0.2 2> "$DIR/serve.err" &
+SERVE_PID=$!
+cat > /tmp/prometheus.yml << EOF
+global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: exitscope
+    static_configs: [{targets: ['$SERVE']}]
+EOF
+${PROMETHEUS:-/kvmhost/prometheus} --config.file=/tmp/prometheus.yml --storage.tsdb.path=/tmp/prom-data \
+  --web.listen-address=$PROM > "$DIR/prometheus.log" 2>&1 &
+PROM_PID=$!
+trap 'kill $SERVE_PID $PROM_PID 2> /dev/null || true' EXIT
+# PromQL in a URL: percent-encode what a query string cannot hold as is.
+enc() {
+  printf '%s' "$1" | sed -e 's/%/%25/g' -e 's/ /%20/g' -e 's/{/%7B/g' -e 's/}/%7D/g' -e 's/"/%22/g' \
+    -e 's/=/%3D/g' -e 's/@/%40/g' -e 's/+/%2B/g' -e 's/\[/%5B/g' -e 's/\]/%5D/g' -e 's/,/%2C/g'
+}
+q() { wget -q -O - "http://$PROM/api/v1/query?query=$(enc "$1")"; }
+value() { sed -n 's/.*"value":\[\([0-9.e+]*\),"\([^"]*\)"\].*/\2/p'; }  # of a one-sample answer
+# Bounded waits (TCG is slow: Prometheus takes tens of seconds to start here).
+wait_for() {  # SECONDS WHAT COMMAND...
+  limit=$1 what=$2; shift 2; n=0
+  until "$@" > /dev/null 2>&1; do
+    n=$((n + 1))
+    [ $n -lt $((limit * 5)) ] || { echo "prom-steps: $what not after ${limit} s" >&2; exit 1; }
+    sleep 0.2
+  done
+  echo "prom-steps: $what after $((n / 5)) s" >&2
+}
+wait_for 120 "serve answers" wget -q -O /dev/null http://$SERVE/metrics
+wait_for 240 "Prometheus ready" wget -q -O /dev/null http://$PROM/-/ready
+scraped() { [ "$(q 'up{job="exitscope"}' | value)" = 1 ]; }
+wait_for 60 "first scrape" scraped
+rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$SERVE_PID/status; }
+# A bounded load on serve while the bench's exits flow (issue 15): 40 slow clients trickling a
+# byte a second from the scrapers' own address, hostile requests, then LOAD_SCRAPES scrapes; each
+# scrape must be answered (slow clients are closed to keep slots free), and Prometheus's count too.
+LOAD_SCRAPES=150
+PORT=${SERVE#*:}
+hostile() {  # NAME: sends it; prints "NAME <status line or closed>"
+  r=$(case $1 in
+    huge-header) { printf 'GET /metrics HTTP/1.1\r\nHost: x\r\nX-A: '; head -c 200000 /dev/zero | tr '\0' a; printf '\r\n\r\n'; } ;;
+    many-headers) { printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n'; seq 20000 | sed 's/.*/X-&: v\r/'; printf '\r\n'; } ;;
+    huge-url) { printf 'GET /'; head -c 100000 /dev/zero | tr '\0' m; printf ' HTTP/1.1\r\nHost: x\r\n\r\n'; } ;;
+    garbage) head -c 16384 /dev/urandom ;;
+    post) printf 'POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello' ;;
+  esac 2> /dev/null | nc -w 3 127.0.0.1 $PORT 2> /dev/null | head -n 1 | tr -d '\r')
+  echo "$1 ${r:-closed}"
+}
+slow_client() {  # reconnects whenever serve closes it: a sustained attack on the slots
+  while :; do
+    { printf 'GET /metrics HTTP/1.1\r\n'; while sleep 1; do printf X; done; } 2> /dev/null |
+      nc 127.0.0.1 $PORT > /dev/null 2>&1
+    sleep 0.5
+  done
+}
+load() {
+  slow=
+  for i in $(seq 40); do
+    slow_client &
+    slow="$slow $!"
+  done
+  for h in huge-header many-headers huge-url garbage post; do hostile $h; done > "$DIR/load-hostile.txt"
+  ok=0 t0=$(date +%s)  # (timeout(1), not wget -T: busybox 1.35's wget -T crashes)
+  for i in $(seq $LOAD_SCRAPES); do
+    timeout 20 wget -q -O /tmp/load-scrape.txt http://$SERVE/metrics && ok=$((ok + 1))
+  done
+  echo "scrapes=$LOAD_SCRAPES answered=$ok seconds=$(($(date +%s) - t0))" > "$DIR/load.txt"
+  kill $slow 2> /dev/null || true
+}
+RSS0=$(rss)
+T_BEFORE=$(date +%s)
+echo "$T_BEFORE" > "$DIR/t-before.txt"
+load &
+LOAD=$!
+exitscope bench --test cpuid --iterations 200 --json > "$DIR/bench.json" &
+BENCH=$!
+echo $BENCH > "$DIR/bench.pid"
+wait $BENCH
+wait $LOAD
+T_END=$(date +%s)
+# serve collects every 0.2 s; two scrapes that began after the bench ended hold all its exits.
+after_end() {
+  t=$(q 'timestamp(up{job="exitscope"})' | value)
+  [ -n "$t" ] && [ "${t%.*}" -ge $((T_END + 2)) ]
+}
+wait_for 60 "a scrape 2 s after the bench" after_end
+T_AFTER=$(date +%s)
+echo "$T_AFTER" > "$DIR/t-after.txt"
+SEL='exitscope_exits_total{reason="cpuid"}'
+q "sum($SEL @ $T_AFTER) - (sum($SEL @ $T_BEFORE) or vector(0))" > "$DIR/q-increase.json"
+# increase() extrapolates to the window's ends: shown, not the one compared.
+q "sum(increase($SEL[$((T_AFTER - T_BEFORE + 1))s] @ $T_AFTER))" > "$DIR/q-increase-fn.json"
+q "$SEL @ $T_AFTER" > "$DIR/q-by-domain.json"
+q "count_over_time(up{job=\"exitscope\"}[10m] @ $T_AFTER)" > "$DIR/q-up.json"
+q "min_over_time(up{job=\"exitscope\"}[$((T_AFTER - T_BEFORE + 1))s] @ $T_AFTER)" > "$DIR/q-up-min.json"
+wget -q -O "$DIR/metrics.txt" http://$SERVE/metrics
+echo "rss_kb_before=$RSS0 rss_kb_after=$(rss)" >> "$DIR/load.txt"
+kill -INT $SERVE_PID
+rc=0; wait $SERVE_PID || rc=$?; echo $rc > "$DIR/serve.rc"
+kill -TERM $PROM_PID
+wait $PROM_PID || true
+trap - EXIT
+rm -rf /tmp/prom-data
+echo "prom-steps: done" >&2
