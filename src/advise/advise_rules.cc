@@ -508,7 +508,12 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
   if (!p.VmmTripsRecorded()) {
     ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
   } else if (TimedCount(m)) {
-    ev.push_back({"median round trip through the VMM", FormatDuration(MedianHandlingNs(m))});
+    // The per-address histograms together are the matched exits' (m keeps none of its own).
+    ValueHistogram all(ValueHistogram::kDefaultCap);
+    for (const auto& [key, k] : m.keys.entries()) {
+      if (k.handling) all.Merge(*k.handling);
+    }
+    ev.push_back({"median round trip through the VMM", FormatDuration(all.Median())});
     ev.push_back({"median in-kernel exit", FormatDuration(CheapExitNs(p))});
   }
   return ev;
@@ -660,7 +665,7 @@ const Rule kRules[] = {
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
      MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi, RuleIsa::kX86,
-     {.burst_gap_ns = kIpiBurstGapNs}},
+     {.burst_gap_ns = kIpiBurstGapNs, .histogram = true}},
     {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
      "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
      "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
@@ -672,12 +677,12 @@ const Rule kRules[] = {
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
      MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic, BenchInKernelExit, RuleIsa::kX86,
-     {.key = ApicRegisterKey}},
+     {.key = ApicRegisterKey, .histogram = true}},
     {"pmu", "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
      MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit, RuleIsa::kX86,
-     {.hlts_after = true, .key = MsrRegisterKey}},
+     {.hlts_after = true, .key = MsrRegisterKey, .histogram = true}},
     {"msr", "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
      "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
@@ -688,7 +693,7 @@ const Rule kRules[] = {
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
      "memory compaction/KSM/swap under the VM; faults right after boot are normal warm-up.",
      MatchFault, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceFault, nullptr, RuleIsa::kAny,
-     {.burst_gap_ns = kDrBurstGapNs, .regions = true}},
+     {.burst_gap_ns = kDrBurstGapNs, .regions = true, .histogram = true}},
     {"halt-poll", "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
      "host halt_poll_ns avoids the schedule-out; both trade CPU time for wake-up latency.",
@@ -698,7 +703,7 @@ const Rule kRules[] = {
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
      "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
      MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt, RuleIsa::kX86,
-     {}},
+     {.histogram = true}},
     {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
@@ -715,19 +720,19 @@ const Rule kRules[] = {
      "traps to KVM. If nobody profiles inside, create the vCPU without a PMU (QEMU -cpu …,pmu=off; a VMM: "
      "no KVM_ARM_VCPU_PMU_V3 feature).",
      MatchArm64PmuReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
-     {.key = SysRegKey}},
+     {.key = SysRegKey, .histogram = true}},
     {"arm64-timer", "arm64 generic-timer register traps",
      "Timer and counter registers the guest reaches that KVM emulates by trapping (the EL1 physical timer "
      "CNTP_*, counters KVM has to offset): use the virtual timer and counter in the guest (Linux's default "
      "in a VM) and reprogram less (nohz idle re-arms the timer before every WFI).",
      MatchArm64TimerReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
-     {.key = SysRegKey}},
+     {.key = SysRegKey, .histogram = true}},
     {"arm64-sysreg", "other arm64 system-register traps (SYS64)",
      "Find who touches these registers at the PCs listed: ID-register reads at run time can be cached in "
      "the guest, set/way cache maintenance (DC CISW/CSW/ISW) belongs to firmware and boot, and VM control "
      "registers trap only until the guest has its MMU and caches on (HCR_EL2.TVM).",
      MatchArm64OtherReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
-     {.key = SysRegKey}},
+     {.key = SysRegKey, .histogram = true}},
 };
 
 }  // namespace

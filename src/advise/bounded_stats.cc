@@ -55,15 +55,18 @@ uint64_t ValueHistogram::Quantize(uint64_t v) const {
   return ((v >> shift) << shift) | (1ull << (shift - 1));
 }
 
+void ValueHistogram::Requantize(int bits) {
+  bits_ = bits;
+  FlatCounts next;
+  for (const auto& [v, n] : counts_.Entries()) next.Add(Quantize(v), n);
+  counts_ = std::move(next);
+}
+
 void ValueHistogram::Coarsen() {
-  // Start from 16 significant bits (1/65536 relative) and drop a bit until the buckets fit in cap/2.
-  if (bits_ > 16) bits_ = 17;
-  while (counts_.size() > cap_ / 2 && bits_ > 1) {
-    --bits_;
-    FlatCounts next;
-    for (const auto& [v, n] : counts_.Entries()) next.Add(Quantize(v), n);
-    counts_ = std::move(next);
-  }
+  // From exact to 16 significant bits (1/65536 relative), then a bit less until the buckets fit in
+  // cap/2: the next coarsening is then at least cap/2 new values away.
+  Requantize(std::min(bits_ - 1, 16));
+  while (counts_.size() > cap_ / 2 && bits_ > 1) Requantize(bits_ - 1);
 }
 
 uint64_t ValueHistogram::KthSmallest(uint64_t k) const {

@@ -45,10 +45,15 @@ class ValueHistogram {
  public:
   static constexpr size_t kDefaultCap = 1 << 15;
   explicit ValueHistogram(size_t cap = kDefaultCap) : cap_(cap) {}
-  void Add(uint64_t v) {
-    counts_.Add(Quantize(v));
-    ++count_;
+  void Add(uint64_t v, uint64_t n = 1) {
+    counts_.Add(Quantize(v), n);
+    count_ += n;
     if (counts_.size() > cap_) Coarsen();
+  }
+  // Adds every value of `other` (at the coarser of the two precisions).
+  void Merge(const ValueHistogram& other) {
+    if (other.bits_ < bits_) Requantize(other.bits_);
+    for (const auto& [v, n] : other.counts_.Entries()) Add(v, n);
   }
   uint64_t count() const { return count_; }
   bool exact() const { return bits_ == 64; }
@@ -67,6 +72,7 @@ class ValueHistogram {
  private:
   uint64_t Quantize(uint64_t v) const;
   void Coarsen();
+  void Requantize(int bits);
   size_t cap_;
   int bits_ = 64;  // significant bits kept; 64 = exact
   uint64_t count_ = 0;

@@ -26,8 +26,11 @@ void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   profile_.has_event[static_cast<int>(e.kind)] = true;
   if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
   if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
-  if (e.kind == EventKind::kExit) apic_[e.tid] = ApicAccess{};
-  if (e.kind == EventKind::kApic) apic_[e.tid] = ApicAccess{true, e.write, e.aux};
+  if (e.kind == EventKind::kExit) {
+    if (auto it = apic_.find(e.tid); it != apic_.end()) it->second.seen = false;
+  } else if (e.kind == EventKind::kApic) {
+    apic_[e.tid] = ApicAccess{true, e.write, e.aux};
+  }
 }
 
 void ExitCollector::Keep(const ExitSample& s, bool timed) {
@@ -121,13 +124,19 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   ++c.exits;
   c.time_ns += x.handling_ns;
   if (x.timed) {
-    c.handling.Add(x.handling_ns);
+    // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
+    // vCPU's wait is no handling), so the most frequent class is spared the insert.
+    if (x.exit_class != ExitClass::kHlt) c.handling.Add(x.handling_ns);
     if (!x.userspace && x.exit_class != ExitClass::kHlt) profile_.in_kernel.Add(x.handling_ns);
   }
   if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
     site_rips_.insert({x.rip, x.exit_class});
+  // Once the trace has shown an event that records VMM trips it does for good: the summaries kept for
+  // "not recorded" are dropped and no longer fed.
+  const bool vmm_known = profile_.VmmTripsRecorded();
   for (size_t i = 0; i < profile_.rules.size(); ++i) {
     const Rule& r = profile_.rules[i];
+    if (vmm_known && r.summary.vmm_dependent && profile_.matched[2 * i]) profile_.matched[2 * i].reset();
     for (int known = 0; known < 2; ++known) {
       MatchedExits* m = profile_.matched[2 * i + known].get();
       if (!m) continue;
@@ -146,6 +155,13 @@ ExitProfile ExitCollector::Finish() {
   profile_.site_rips.clear();
   for (const auto& [rip, cls] : site_rips_) profile_.site_rips.push_back({rip, cls});
   return std::move(profile_);
+}
+
+size_t ExitProfile::RetainedEntries() const {
+  size_t n = threads.size() + site_rips.size() + in_kernel.distinct() + isas.size();
+  for (const auto& [c, s] : classes) n += 1 + s.handling.distinct();
+  for (const auto& m : matched) n += m ? m->RetainedEntries() : 0;
+  return n;
 }
 
 void MarkPartial(const Diagnostics& diagnostics, ExitProfile* profile) {

@@ -76,6 +76,8 @@ struct ExitProfile {
   // what it matched; a rule whose match depends on VmmTripsRecorded() is kept under both answers.
   std::span<const Rule> rules;
   std::vector<std::unique_ptr<MatchedExits>> matched;  // 2 per rule: [vmm unknown, vmm recorded]
+  // Entries held in all of the above (exits are not: none is kept), for tests of flat memory.
+  size_t RetainedEntries() const;
   const MatchedExits& Matched(size_t rule) const {
     const auto& alt = matched[2 * rule + 1];
     return alt && VmmTripsRecorded() ? *alt : *matched[2 * rule];

@@ -16,13 +16,13 @@ bool IsMsrClass(ExitClass c) { return c == ExitClass::kMsrRead || c == ExitClass
 
 }  // namespace
 
-void ExitSetStats::Add(const AdvisedExit& e) {
+void ExitSetStats::Add(const AdvisedExit& e, bool histogram) {
   ++n;
   sum_ns += e.handling_ns;
   max_ns = std::max(max_ns, e.handling_ns);
   if (e.timed) {
     ++timed;
-    handling.Add(e.handling_ns);
+    if (histogram) handling.Add(e.handling_ns);
   }
   msr_writes += e.has_msr ? e.msr_write : e.exit_class != ExitClass::kMsrRead;
   with_msr += e.has_msr;
@@ -67,7 +67,7 @@ void MatchedExits::Observe(const AdvisedExit& e, uint32_t thread, bool matched) 
     t.last_end_ns = e.ts_ns + e.dur_ns;
   }
   if (!matched) return;
-  Add(e);
+  Add(e, s.histogram);
   if (s.subset) {
     const int in = s.subset(e);
     if (in & 1) sub[0].Add(e);
@@ -100,6 +100,18 @@ void MatchedExits::Observe(const AdvisedExit& e, uint32_t thread, bool matched) 
       regions_capped = true;
   }
   if (s.preempted_ns && e.handling_ns >= s.preempted_ns) preempted[e.exit_class].Add(e.handling_ns);
+}
+
+namespace {
+size_t Retained(const ExitSetStats& s) { return s.handling.distinct() + s.per_tid.size(); }
+}  // namespace
+
+size_t MatchedExits::RetainedEntries() const {
+  size_t n = Retained(*this) + Retained(sub[0]) + Retained(sub[1]) + rips.size() + keys.size() +
+             burst_lengths.size() + halts.dur.distinct() + regions.size() + seq_.size();
+  for (const auto& [key, k] : keys.entries()) n += k.handling ? k.handling->distinct() : 0;
+  for (const auto& [c, h] : preempted) n += 1 + h.distinct();
+  return n;
 }
 
 void MatchedExits::Finish() {

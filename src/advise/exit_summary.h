@@ -41,6 +41,9 @@ struct SummarySpec {
   bool key_histograms = false;                   // a handling histogram per key (doorbells)
   int (*subset)(const AdvisedExit&) = nullptr;   // bit i set: the exit is also in sub-set i (i < 2)
   bool vmm_dependent = false;  // match reads MatchContext::vmm_known: kept under both answers
+  // The matched exits' handling histogram (median, excess over a cost) is read; sub-sets keep theirs
+  // always. Off for rules that only count: a histogram insert is the collector's dearest step.
+  bool histogram = false;
   bool Sequential() const { return burst_gap_ns || hlts_after || short_halt_ns; }
 };
 
@@ -52,9 +55,9 @@ struct ExitSetStats {
   uint64_t not_msr_exit = 0;      // exit class is no MSR access
   uint64_t named_or_not_msr = 0;  // with_msr or not_msr_exit
   uint64_t vmm_wrmsr = 0;         // went to the VMM as KVM_EXIT_X86_WRMSR
-  ValueHistogram handling;        // handling_ns of the timed ones
+  ValueHistogram handling;        // handling_ns of the timed ones (when kept)
   std::map<int32_t, uint64_t> per_tid;  // host vCPU threads: as many as the VMs have vCPUs
-  void Add(const AdvisedExit& e);
+  void Add(const AdvisedExit& e, bool histogram = true);
   size_t size() const { return n; }
   bool empty() const { return n == 0; }
 };
@@ -74,6 +77,8 @@ class MatchedExits : public ExitSetStats {
   void Observe(const AdvisedExit& e, uint32_t thread, bool matched);
   void Finish();  // closes the open bursts
   const SummarySpec& spec() const { return *spec_; }
+  // Entries held in every container (histogram buckets, keys, threads …): what bounded means, counted.
+  size_t RetainedEntries() const;
 
   ExitSetStats sub[2];
   struct RipAgg {
