@@ -123,12 +123,9 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   ExitProfile::ClassStats& c = profile_.classes[x.exit_class];
   ++c.exits;
   c.time_ns += x.handling_ns;
-  if (x.timed) {
-    // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
-    // vCPU's wait is no handling), so the most frequent class is spared the insert.
-    if (x.exit_class != ExitClass::kHlt) c.handling.Add(x.handling_ns);
-    if (!x.userspace && x.exit_class != ExitClass::kHlt) profile_.in_kernel.Add(x.handling_ns);
-  }
+  // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
+  // vCPU's wait is no handling) and in_kernel leaves HLT out, so the most frequent class is spared.
+  if (x.timed && x.exit_class != ExitClass::kHlt) (x.userspace ? c.vmm_part : c.kernel_part).Add(x.handling_ns);
   if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
     site_rips_.insert({x.rip, x.exit_class});
   // Once the trace has shown an event that records VMM trips it does for good: the summaries kept for
@@ -152,6 +149,11 @@ ExitProfile ExitCollector::Finish() {
   for (auto& m : profile_.matched) {
     if (m) m->Finish();
   }
+  for (auto& [cls, c] : profile_.classes) {
+    c.handling.Merge(c.kernel_part);
+    c.handling.Merge(c.vmm_part);
+    profile_.in_kernel.Merge(c.kernel_part);
+  }
   profile_.site_rips.clear();
   for (const auto& [rip, cls] : site_rips_) profile_.site_rips.push_back({rip, cls});
   return std::move(profile_);
@@ -159,7 +161,7 @@ ExitProfile ExitCollector::Finish() {
 
 size_t ExitProfile::RetainedEntries() const {
   size_t n = threads.size() + site_rips.size() + in_kernel.distinct() + isas.size();
-  for (const auto& [c, s] : classes) n += 1 + s.handling.distinct();
+  for (const auto& [c, s] : classes) n += 1 + s.handling.distinct() + s.kernel_part.distinct() + s.vmm_part.distinct();
   for (const auto& m : matched) n += m ? m->RetainedEntries() : 0;
   return n;
 }

@@ -63,7 +63,10 @@ struct ExitProfile {
   uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
   struct ClassStats {
     uint64_t exits = 0, time_ns = 0;
-    ValueHistogram handling;  // of its timed exits: the class's median for host-noise
+    // Its timed exits' handling, kept apart by whether they went out to the VMM so one insert per
+    // exit serves both the class's median (host-noise) and in_kernel; `handling` joins them at Finish.
+    ValueHistogram kernel_part, vmm_part;
+    ValueHistogram handling;
   };
   std::map<ExitClass, ClassStats> classes;
   // Handling times of the timed exits KVM kept in the kernel (as far as the trace tells), HLT aside:
