@@ -109,13 +109,13 @@ TEST(BurstDetector, SplitsEachThreadsRunsByTheWindow) {
   MatchedExits m(&spec);
   uint64_t t = 1000;
   auto obs = [&](int32_t tid, uint64_t ts, bool matched) { m.Observe(At(tid, ts, 10), tid, matched); };
-  obs(0, t, true);          // thread 0: burst A …
-  obs(1, t + 5, true);      // thread 1: burst B …
-  obs(0, t + 110, true);    // A: starts 100 after A's end (1010): joins
-  obs(1, t + 200, true);    // B: 185 after its end: a new burst C
-  obs(0, t + 221, true);    // A: 101 after its end (1120): new burst D
-  obs(0, t + 240, false);   // unmatched: closes D
-  obs(0, t + 260, true);    // E, though within the window of D's end
+  obs(0, t, true);         // thread 0: burst A …
+  obs(1, t + 5, true);     // thread 1: burst B …
+  obs(0, t + 110, true);   // A: starts 100 after A's end (1010): joins
+  obs(1, t + 200, true);   // B: 185 after its end: a new burst C
+  obs(0, t + 221, true);   // A: 101 after its end (1120): new burst D
+  obs(0, t + 240, false);  // unmatched: closes D
+  obs(0, t + 260, true);   // E, though within the window of D's end
   m.Finish();
   EXPECT_EQ(m.bursts, 5u);
   EXPECT_EQ(m.longest_burst, 2u);

@@ -97,15 +97,15 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile&) {
   Confidence confidence = repeats >= m.size() / 2 ? Confidence::kHigh : Confidence::kMedium;
   uint64_t timed = TimedCount(m);
   if (!timed) {
-    pr = Unpriced(fmt::format("all but the first exit of each of {} bursts ({} of {} DR exits) avoided; {}",
-                              bursts, repeats, m.size(), kNoTimes));
+    pr = Unpriced(fmt::format("all but the first exit of each of {} bursts ({} of {} DR exits) avoided; {}", bursts,
+                              repeats, m.size(), kNoTimes));
     pr.confidence = confidence;
     return pr;
   }
   // 128-bit product: hours of DR exit time times millions of repeats would overflow 64 bits.
   pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumHandlingNs(m)) * repeats / timed);
-  pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts,
-                       repeats, m.size(), FormatDuration(SumHandlingNs(m) / timed));
+  pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts, repeats,
+                       m.size(), FormatDuration(SumHandlingNs(m) / timed));
   pr.confidence = confidence;
   return pr;
 }
@@ -250,9 +250,9 @@ bool MatchApicOther(const AdvisedExit& e, const MatchContext& p) {
 }
 ExitKey ApicRegisterKey(const AdvisedExit& e) { return {ApicWriteOffset(e)}; }
 std::string ApicRegisterName(const ExitKey& k) {
-  static const std::map<uint32_t, std::string_view> kRegs = {
-      {0x80, "TPR"},   {0xb0, "EOI"},   {0xd0, "LDR"},   {0xf0, "SVR"},  {0x280, "ESR"},
-      {0x320, "LVTT"}, {0x350, "LVT0"}, {0x360, "LVT1"}, {0x3e0, "TDCR"}};
+  static const std::map<uint32_t, std::string_view> kRegs = {{0x80, "TPR"},   {0xb0, "EOI"},   {0xd0, "LDR"},
+                                                             {0xf0, "SVR"},   {0x280, "ESR"},  {0x320, "LVTT"},
+                                                             {0x350, "LVT0"}, {0x360, "LVT1"}, {0x3e0, "TDCR"}};
   auto it = kRegs.find(static_cast<uint32_t>(k.a));
   return it != kRegs.end() ? fmt::format("{} ({:#x})", it->second, k.a) : fmt::format("{:#x}", k.a);
 }
@@ -653,85 +653,197 @@ Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
 }
 
 const Rule kRules[] = {
-    {"dr-burst", "debug-register accesses exit in bursts",
+    {"dr-burst",
+     "debug-register accesses exit in bursts",
      "Let KVM switch debug registers lazily: after the first DR exit it stops intercepting and restores "
      "them on the next exit (kvm-unit-tests vmexit mov_dr: 3357 → 118 cycles). Bursts mean that is off: "
      "host-side hardware breakpoints on the guest (KVM_SET_GUEST_DEBUG / gdbstub), a nested hypervisor "
      "intercepting DRs, or an old host kernel.",
-     MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr, BenchInKernelExit, RuleIsa::kX86,
+     MatchDr,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceDr,
+     EvidenceDr,
+     BenchInKernelExit,
+     RuleIsa::kX86,
      {.burst_gap_ns = kDrBurstGapNs, .key = DrRegisterKey}},
-    {"ipi", "IPIs: ICR writes exit on the sender",
+    {"ipi",
+     "IPIs: ICR writes exit on the sender",
      "Enable IPI virtualization (Intel IPIv: kvm_intel.enable_ipiv, AMD AVIC) or PV send-IPI "
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
-     MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi, RuleIsa::kX86,
+     MatchIpi,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceIpi,
+     EvidenceIpi,
+     BenchIpi,
+     RuleIsa::kX86,
      {.burst_gap_ns = kIpiBurstGapNs, .histogram = true}},
-    {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
+    {"timer",
+     "timer reprogramming (TSC_DEADLINE / TMICT writes)",
      "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
      "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
      "…,+tsc-deadline), whose writes KVM takes on its fast path with the VMX preemption timer "
      "(kvm_intel.preemption_timer=1).",
-     MatchTimer, kMinExits, kMinShare, Removes::kHandling, PriceTimer, EvidenceMsr, nullptr, RuleIsa::kX86,
+     MatchTimer,
+     kMinExits,
+     kMinShare,
+     Removes::kHandling,
+     PriceTimer,
+     EvidenceMsr,
+     nullptr,
+     RuleIsa::kX86,
      {.hlts_after = true, .key = MsrRegisterKey, .subset = TimerSubset}},
-    {"apic-write", "other APIC register writes trap (APIC_WRITE)",
+    {"apic-write",
+     "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
-     MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic, BenchInKernelExit, RuleIsa::kX86,
+     MatchApicOther,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceApic,
+     BenchInKernelExit,
+     RuleIsa::kX86,
      {.key = ApicRegisterKey, .histogram = true}},
-    {"pmu", "virtual PMU MSR accesses and RDPMC",
+    {"pmu",
+     "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
-     MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit, RuleIsa::kX86,
+     MatchPmu,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceMsr,
+     BenchMsrExit,
+     RuleIsa::kX86,
      {.hlts_after = true, .key = MsrRegisterKey, .histogram = true}},
-    {"msr", "other MSR accesses",
+    {"msr",
+     "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
      "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
      "trip to user space each: handle hot ones in the kernel.",
-     MatchMsrOther, kMinExits, kMinShare, Removes::kExit, PriceMsrOther, EvidenceMsr, BenchMsr, RuleIsa::kX86,
+     MatchMsrOther,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceMsrOther,
+     EvidenceMsr,
+     BenchMsr,
+     RuleIsa::kX86,
      {.hlts_after = true, .key = MsrRegisterKey, .subset = MsrSubset}},
-    {"ept-fault", "EPT violation / NPF storms (guest memory faulted in)",
+    {"ept-fault",
+     "EPT violation / NPF storms (guest memory faulted in)",
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
      "memory compaction/KSM/swap under the VM; faults right after boot are normal warm-up.",
-     MatchFault, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceFault, nullptr, RuleIsa::kAny,
+     MatchFault,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceFault,
+     nullptr,
+     RuleIsa::kAny,
      {.burst_gap_ns = kDrBurstGapNs, .regions = true, .histogram = true}},
-    {"halt-poll", "HLT exits with short sleeps",
+    {"halt-poll",
+     "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
      "host halt_poll_ns avoids the schedule-out; both trade CPU time for wake-up latency.",
-     MatchHlt, kMinExits, kMinShare, Removes::kExit, PriceHlt, EvidenceHlt, BenchHlt, RuleIsa::kAny,
+     MatchHlt,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceHlt,
+     EvidenceHlt,
+     BenchHlt,
+     RuleIsa::kAny,
      {.short_halt_ns = kHaltPollDefaultNs}},
-    {"vmm-halt", "HLT handled by the VMM (no in-kernel irqchip)",
+    {"vmm-halt",
+     "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
      "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
-     MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt, RuleIsa::kX86,
+     MatchVmmHalt,
+     kMinExits,
+     kMinShare,
+     Removes::kVmmTrip,
+     PriceVmmHalt,
+     CountTime,
+     BenchVmmHalt,
+     RuleIsa::kX86,
      {.histogram = true}},
-    {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
+    {"vmm-doorbell",
+     "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
      "TCP_RR when handled the slow way).",
-     MatchDoorbell, kMinExits, kMinShare, Removes::kVmmTrip, PriceDoorbell, EvidenceDoorbell, BenchDoorbell, RuleIsa::kAny,
+     MatchDoorbell,
+     kMinExits,
+     kMinShare,
+     Removes::kVmmTrip,
+     PriceDoorbell,
+     EvidenceDoorbell,
+     BenchDoorbell,
+     RuleIsa::kAny,
      {.key = DoorbellKey, .key_histograms = true, .vmm_dependent = true}},
-    {"host-noise", "host interrupts and preemption on vCPU CPUs",
+    {"host-noise",
+     "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "
      "keep other tasks off those CPUs.",
-     MatchNoise, kMinExits, kMinShare, Removes::kExit, PriceNoise, EvidenceNoise, nullptr, RuleIsa::kAny,
+     MatchNoise,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceNoise,
+     EvidenceNoise,
+     nullptr,
+     RuleIsa::kAny,
      {.preempted_ns = kPreemptedExitNs, .subset = NoiseSubset, .vmm_dependent = true}},
-    {"arm64-pmu", "arm64 PMU system-register traps",
+    {"arm64-pmu",
+     "arm64 PMU system-register traps",
      "The guest programs its vPMU (perf, a PMU-based watchdog, a driver probing counters): each access "
      "traps to KVM. If nobody profiles inside, create the vCPU without a PMU (QEMU -cpu …,pmu=off; a VMM: "
      "no KVM_ARM_VCPU_PMU_V3 feature).",
-     MatchArm64PmuReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
+     MatchArm64PmuReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
      {.key = SysRegKey, .histogram = true}},
-    {"arm64-timer", "arm64 generic-timer register traps",
+    {"arm64-timer",
+     "arm64 generic-timer register traps",
      "Timer and counter registers the guest reaches that KVM emulates by trapping (the EL1 physical timer "
      "CNTP_*, counters KVM has to offset): use the virtual timer and counter in the guest (Linux's default "
      "in a VM) and reprogram less (nohz idle re-arms the timer before every WFI).",
-     MatchArm64TimerReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
+     MatchArm64TimerReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
      {.key = SysRegKey, .histogram = true}},
-    {"arm64-sysreg", "other arm64 system-register traps (SYS64)",
+    {"arm64-sysreg",
+     "other arm64 system-register traps (SYS64)",
      "Find who touches these registers at the PCs listed: ID-register reads at run time can be cached in "
      "the guest, set/way cache maintenance (DC CISW/CSW/ISW) belongs to firmware and boot, and VM control "
      "registers trap only until the guest has its MMU and caches on (HCR_EL2.TVM).",
-     MatchArm64OtherReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64,
+     MatchArm64OtherReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
      {.key = SysRegKey, .histogram = true}},
 };
 

@@ -212,10 +212,11 @@ std::optional<Finding> ApplyRule(const Rule& r, const MatchedExits& m, const Exi
   f.minor = priced && profile.total_exit_ns && f.saving_share < kMinRankedSavingShare;
   f.rips = TopRips(m, symbols);
   if (!m.rips.exact()) {
-    f.evidence.push_back({"RIPs (approximate)", fmt::format("more than {} distinct RIPs: {} dropped, each with at most {} of "
-                                                            "time and exits; the RIPs listed are lower bounds",
-                                                            m.rips.capacity(), m.rips.dropped_keys(),
-                                                            FormatDuration(m.rips.dropped_max_weight()))});
+    f.evidence.push_back(
+        {"RIPs (approximate)",
+         fmt::format("more than {} distinct RIPs: {} dropped, each with at most {} of "
+                     "time and exits; the RIPs listed are lower bounds",
+                     m.rips.capacity(), m.rips.dropped_keys(), FormatDuration(m.rips.dropped_max_weight()))});
   }
   return f;
 }

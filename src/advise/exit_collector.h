@@ -58,8 +58,8 @@ struct ExitProfile {
   std::vector<std::string> partial_counters;
   // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
   bool has_event[static_cast<int>(EventKind::kCount)] = {};
-  ExitRun run;  // what the driver saw (CollectExits), for the context block
-  std::set<Isa> isas;  // of the exits
+  ExitRun run;                              // what the driver saw (CollectExits), for the context block
+  std::set<Isa> isas;                       // of the exits
   uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
   struct ClassStats {
     uint64_t exits = 0, time_ns = 0;

@@ -107,8 +107,8 @@ size_t Retained(const ExitSetStats& s) { return s.handling.distinct() + s.per_ti
 }  // namespace
 
 size_t MatchedExits::RetainedEntries() const {
-  size_t n = Retained(*this) + Retained(sub[0]) + Retained(sub[1]) + rips.size() + keys.size() +
-             burst_lengths.size() + halts.dur.distinct() + regions.size() + seq_.size();
+  size_t n = Retained(*this) + Retained(sub[0]) + Retained(sub[1]) + rips.size() + keys.size() + burst_lengths.size() +
+             halts.dur.distinct() + regions.size() + seq_.size();
   for (const auto& [key, k] : keys.entries()) n += k.handling ? k.handling->distinct() : 0;
   for (const auto& [c, h] : preempted) n += 1 + h.distinct();
   return n;

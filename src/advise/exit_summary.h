@@ -32,15 +32,15 @@ struct ExitKeyHash {
 
 // Which extra state a rule's price/evidence functions read (the common counts are always kept).
 struct SummarySpec {
-  uint64_t burst_gap_ns = 0;   // > 0: back-to-back bursts per thread (rule_support Bursts' rule)
-  bool hlts_after = false;     // HLT exits right after a matched exit of their thread
-  uint64_t short_halt_ns = 0;  // > 0: matched HLTs sleeping less (timed, or bounded by the next exit)
-  bool regions = false;        // distinct 2 MiB guest-physical regions faulted
-  uint64_t preempted_ns = 0;   // > 0: per exit class, the handling times of matched exits this long
+  uint64_t burst_gap_ns = 0;                     // > 0: back-to-back bursts per thread (rule_support Bursts' rule)
+  bool hlts_after = false;                       // HLT exits right after a matched exit of their thread
+  uint64_t short_halt_ns = 0;                    // > 0: matched HLTs sleeping less (timed, or bounded by the next exit)
+  bool regions = false;                          // distinct 2 MiB guest-physical regions faulted
+  uint64_t preempted_ns = 0;                     // > 0: per exit class, the handling times of matched exits this long
   ExitKey (*key)(const AdvisedExit&) = nullptr;  // evidence grouping (TopBy); nullptr: none
   bool key_histograms = false;                   // a handling histogram per key (doorbells)
   int (*subset)(const AdvisedExit&) = nullptr;   // bit i set: the exit is also in sub-set i (i < 2)
-  bool vmm_dependent = false;  // match reads MatchContext::vmm_known: kept under both answers
+  bool vmm_dependent = false;                    // match reads MatchContext::vmm_known: kept under both answers
   // The matched exits' handling histogram (median, excess over a cost) is read; sub-sets keep theirs
   // always. Off for rules that only count: a histogram insert is the collector's dearest step.
   bool histogram = false;
@@ -50,12 +50,12 @@ struct SummarySpec {
 // Counts and times of a set of exits; price helpers (SumHandlingNs, MedianHandlingNs …) read these.
 struct ExitSetStats {
   uint64_t n = 0, timed = 0, sum_ns = 0, max_ns = 0;
-  uint64_t msr_writes = 0;        // write by kvm_msr, else by exit class (rule_support BenchMsrExit)
-  uint64_t with_msr = 0;          // kvm_msr seen
-  uint64_t not_msr_exit = 0;      // exit class is no MSR access
-  uint64_t named_or_not_msr = 0;  // with_msr or not_msr_exit
-  uint64_t vmm_wrmsr = 0;         // went to the VMM as KVM_EXIT_X86_WRMSR
-  ValueHistogram handling;        // handling_ns of the timed ones (when kept)
+  uint64_t msr_writes = 0;              // write by kvm_msr, else by exit class (rule_support BenchMsrExit)
+  uint64_t with_msr = 0;                // kvm_msr seen
+  uint64_t not_msr_exit = 0;            // exit class is no MSR access
+  uint64_t named_or_not_msr = 0;        // with_msr or not_msr_exit
+  uint64_t vmm_wrmsr = 0;               // went to the VMM as KVM_EXIT_X86_WRMSR
+  ValueHistogram handling;              // handling_ns of the timed ones (when kept)
   std::map<int32_t, uint64_t> per_tid;  // host vCPU threads: as many as the VMs have vCPUs
   void Add(const AdvisedExit& e, bool histogram = true);
   size_t size() const { return n; }

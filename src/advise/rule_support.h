@@ -1,7 +1,7 @@
 // What the rule table (advise_rules.cc) is written with: MSR names, the trace's reference costs
 // (a median in-kernel exit, a fast-path exit), the common evidence lines, and the bench prices several
-// rules share. In: a rule's matched-exit summary (advise/exit_summary.h) and the profile. Out: numbers and human lines. Assumption: costs are
-// handling times of timed exits; an untimed exit adds to counts and rates only.
+// rules share. In: a rule's matched-exit summary (advise/exit_summary.h) and the profile. Out: numbers and human lines.
+// Assumption: costs are handling times of timed exits; an untimed exit adds to counts and rates only.
 #pragma once
 
 #include <fmt/format.h>
