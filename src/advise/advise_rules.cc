@@ -418,26 +418,23 @@ bool DoorbellIsPio(const ExitKey& k) { return k.a == 2 || (k.a == 3 && static_ca
 struct RepeatedWrites {
   uint64_t addrs = 0, n = 0, timed = 0, excess_ns = 0, pio = 0, mmio = 0;
 };
+// The excess is the rule's whole histogram's minus that of the addresses written fewer times, whose
+// handling times each key keeps (SummarySpec::key_values_below) — no histogram per address.
 RepeatedWrites RepeatedDoorbells(const MatchedExits& m, uint64_t cheap) {
-  // Grouped by name as the evidence lists them: one address keyed twice still counts once.
-  std::map<std::string, RepeatedWrites> by_addr;
-  for (const auto& [key, k] : m.keys.entries()) {
-    RepeatedWrites& r = by_addr[DoorbellName(key)];
-    r.n += k.n;
-    r.timed += k.timed;
-    r.excess_ns += k.handling ? k.handling->ExcessOver(cheap) : 0;
-    (DoorbellIsPio(key) ? r.pio : r.mmio) += k.n;
-  }
   RepeatedWrites out;
-  for (const auto& [name, r] : by_addr) {
-    if (r.n < kDoorbellMinWrites) continue;
+  uint64_t rare_excess = 0;
+  for (const auto& [key, k] : m.keys.entries()) {
+    if (k.n < kDoorbellMinWrites) {
+      for (uint64_t v : k.values) rare_excess += v > cheap ? v - cheap : 0;
+      continue;
+    }
     ++out.addrs;
-    out.n += r.n;
-    out.timed += r.timed;
-    out.excess_ns += r.excess_ns;
-    out.pio += r.pio;
-    out.mmio += r.mmio;
+    out.n += k.n;
+    out.timed += k.timed;
+    (DoorbellIsPio(key) ? out.pio : out.mmio) += k.n;
   }
+  const uint64_t all = m.handling.ExcessOver(cheap);
+  out.excess_ns = all > rare_excess ? all - rare_excess : 0;
   return out;
 }
 Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
@@ -508,12 +505,7 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
   if (!p.VmmTripsRecorded()) {
     ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
   } else if (TimedCount(m)) {
-    // The per-address histograms together are the matched exits' (m keeps none of its own).
-    ValueHistogram all(ValueHistogram::kDefaultCap);
-    for (const auto& [key, k] : m.keys.entries()) {
-      if (k.handling) all.Merge(*k.handling);
-    }
-    ev.push_back({"median round trip through the VMM", FormatDuration(all.Median())});
+    ev.push_back({"median round trip through the VMM", FormatDuration(MedianHandlingNs(m))});
     ev.push_back({"median in-kernel exit", FormatDuration(CheapExitNs(p))});
   }
   return ev;
@@ -789,7 +781,7 @@ const Rule kRules[] = {
      EvidenceDoorbell,
      BenchDoorbell,
      RuleIsa::kAny,
-     {.key = DoorbellKey, .key_histograms = true, .vmm_dependent = true}},
+     {.key = DoorbellKey, .key_values_below = kDoorbellMinWrites, .vmm_dependent = true, .histogram = true}},
     {"host-noise",
      "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "

@@ -82,9 +82,10 @@ void MatchedExits::Observe(const AdvisedExit& e, uint32_t thread, bool matched) 
     ++k.n;
     k.timed += e.timed;
     k.time_ns += e.handling_ns;
-    if (s.key_histograms && e.timed) {
-      if (!k.handling) k.handling = std::make_unique<ValueHistogram>(kKeyHistogramCap);
-      k.handling->Add(e.handling_ns);
+    if (k.n < s.key_values_below) {
+      if (e.timed) k.values.push_back(e.handling_ns);
+    } else if (!k.values.empty()) {
+      std::vector<uint64_t>().swap(k.values);
     }
   }
   if (s.short_halt_ns && e.timed) {
@@ -109,7 +110,7 @@ size_t Retained(const ExitSetStats& s) { return s.handling.distinct() + s.per_ti
 size_t MatchedExits::RetainedEntries() const {
   size_t n = Retained(*this) + Retained(sub[0]) + Retained(sub[1]) + rips.size() + keys.size() + burst_lengths.size() +
              halts.dur.distinct() + regions.size() + seq_.size();
-  for (const auto& [key, k] : keys.entries()) n += k.handling ? k.handling->distinct() : 0;
+  for (const auto& [key, k] : keys.entries()) n += k.values.size();
   for (const auto& [c, h] : preempted) n += 1 + h.distinct();
   return n;
 }

@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <vector>
 
 #include "advise/advised_exit.h"
@@ -38,9 +37,11 @@ struct SummarySpec {
   bool regions = false;                          // distinct 2 MiB guest-physical regions faulted
   uint64_t preempted_ns = 0;                     // > 0: per exit class, the handling times of matched exits this long
   ExitKey (*key)(const AdvisedExit&) = nullptr;  // evidence grouping (TopBy); nullptr: none
-  bool key_histograms = false;                   // a handling histogram per key (doorbells)
-  int (*subset)(const AdvisedExit&) = nullptr;   // bit i set: the exit is also in sub-set i (i < 2)
-  bool vmm_dependent = false;                    // match reads MatchContext::vmm_known: kept under both answers
+  // > 0: a key's timed handling times are kept while it has fewer exits than this (doorbells: the
+  // "repeated address" threshold), so the rule's histogram minus those is its repeated keys' exactly.
+  uint64_t key_values_below = 0;
+  int (*subset)(const AdvisedExit&) = nullptr;  // bit i set: the exit is also in sub-set i (i < 2)
+  bool vmm_dependent = false;                   // match reads MatchContext::vmm_known: kept under both answers
   // The matched exits' handling histogram (median, excess over a cost) is read; sub-sets keep theirs
   // always. Off for rules that only count: a histogram insert is the collector's dearest step.
   bool histogram = false;
@@ -64,9 +65,8 @@ struct ExitSetStats {
 
 class MatchedExits : public ExitSetStats {
  public:
-  static constexpr size_t kRipCap = 4096;  // distinct RIPs held exactly per rule
-  static constexpr size_t kKeyCap = 4096;  // distinct keys held exactly per rule
-  static constexpr size_t kKeyHistogramCap = 1024;
+  static constexpr size_t kRipCap = 4096;        // distinct RIPs held exactly per rule
+  static constexpr size_t kKeyCap = 4096;        // distinct keys held exactly per rule
   static constexpr size_t kRegionCap = 1 << 18;  // 512 GiB of guest memory in 2 MiB regions
 
   explicit MatchedExits(const SummarySpec* spec = nullptr);
@@ -87,7 +87,7 @@ class MatchedExits : public ExitSetStats {
   TopKTable<uint64_t, RipAgg> rips{kRipCap};
   struct KeyAgg {
     uint64_t n = 0, timed = 0, time_ns = 0;
-    std::unique_ptr<ValueHistogram> handling;  // spec().key_histograms
+    std::vector<uint64_t> values;  // spec().key_values_below: fewer than that many, so bounded
   };
   TopKTable<ExitKey, KeyAgg, ExitKeyHash> keys{kKeyCap};
   // Bursts (spec().burst_gap_ns): an exit joins its thread's burst when the previous exit of that
