@@ -54,13 +54,11 @@ uint32_t ApicWriteOffset(const AdvisedExit& e) { return static_cast<uint32_t>(e.
 // SVM traces each register as its own reason (read_dr0..15 / write_dr0..15, svm.h SVM_EXIT_READ_DR0 +
 // n), VMX one DR_ACCESS (reason 29) with the register in the qualification: ClassifyExit folds both
 // into ExitClass::kDr, so bursts mix reads and writes of different registers as a context switch does.
-bool MatchDr(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kDr; }
+bool MatchDr(const AdvisedExit& e, const MatchContext&) { return e.exit_class == ExitClass::kDr; }
 
 // "16 ×200, 15 ×2, 1 ×2": burst lengths, most frequent first, then longer first.
-std::string BurstLengths(const std::vector<MatchedExits>& bursts, size_t n = 4) {
-  std::map<size_t, uint64_t> by_len;
-  for (const auto& b : bursts) ++by_len[b.size()];
-  std::vector<std::pair<size_t, uint64_t>> v(by_len.begin(), by_len.end());
+std::string BurstLengths(const MatchedExits& m, size_t n = 4) {
+  std::vector<std::pair<uint64_t, uint64_t>> v(m.burst_lengths.begin(), m.burst_lengths.end());
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first > b.first;
   });
@@ -70,16 +68,27 @@ std::string BurstLengths(const std::vector<MatchedExits>& bursts, size_t n = 4) 
   return out;
 }
 
-Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
-  auto bursts = Bursts(m, p, kDrBurstGapNs);
+// The register a DR exit accessed: VMX's qualification bits, or SVM's reason.
+ExitKey DrRegisterKey(const AdvisedExit& e) {
+  if (e.isa == Isa::kVmx) return {1, e.info1 & (kVmxDrQualFromDr | kVmxDrQualRegMask)};
+  return {2, e.reason};
+}
+std::string DrRegisterName(const ExitKey& k) {
+  if (k.a == 1) return fmt::format("{} DR{}", k.b & kVmxDrQualFromDr ? "read" : "write", k.b & kVmxDrQualRegMask);
+  uint32_t n = static_cast<uint32_t>(k.b) - kSvmReadDr0;
+  return fmt::format("{} DR{}", n < kSvmDrCount ? "read" : "write", n % kSvmDrCount);
+}
+
+Pricing PriceDr(const MatchedExits& m, const ExitProfile&) {
+  const uint64_t bursts = m.bursts;
   Pricing pr;
-  uint64_t repeats = m.size() - bursts.size();  // every exit after its burst's first
+  uint64_t repeats = m.size() - bursts;  // every exit after its burst's first
   if (m.empty() || repeats < kDrMinRepeatShare * m.size()) {
     pr.flagged = false;
     pr.why_not = fmt::format(
         "{} DR exits in {} bursts: one exit per burst, KVM already switches debug registers "
         "lazily",
-        m.size(), bursts.size());
+        m.size(), bursts);
     return pr;
   }
   // With lazy switching the first access of a burst still exits (and reloads the registers); the rest
@@ -88,47 +97,34 @@ Pricing PriceDr(const MatchedExits& m, const ExitProfile& p) {
   Confidence confidence = repeats >= m.size() / 2 ? Confidence::kHigh : Confidence::kMedium;
   uint64_t timed = TimedCount(m);
   if (!timed) {
-    pr = Unpriced(fmt::format("all but the first exit of each of {} bursts ({} of {} DR exits) avoided; {}",
-                              bursts.size(), repeats, m.size(), kNoTimes));
+    pr = Unpriced(fmt::format("all but the first exit of each of {} bursts ({} of {} DR exits) avoided; {}", bursts,
+                              repeats, m.size(), kNoTimes));
     pr.confidence = confidence;
     return pr;
   }
   // 128-bit product: hours of DR exit time times millions of repeats would overflow 64 bits.
   pr.saving_ns = static_cast<uint64_t>(static_cast<unsigned __int128>(SumHandlingNs(m)) * repeats / timed);
-  pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts.size(),
-                       repeats, m.size(), FormatDuration(SumHandlingNs(m) / timed));
+  pr.how = fmt::format("all but the first exit of each of {} bursts: {} of {} DR exits × mean {}", bursts, repeats,
+                       m.size(), FormatDuration(SumHandlingNs(m) / timed));
   pr.confidence = confidence;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceDr(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  auto bursts = Bursts(m, p, kDrBurstGapNs);
-  size_t longest = 0;
-  for (const auto& b : bursts) longest = std::max(longest, b.size());
-  ev.push_back({"bursts", fmt::format("{} (mean {:.1f} exits, longest {})", bursts.size(),
-                                      bursts.empty() ? 0.0 : double(m.size()) / bursts.size(), longest)});
-  ev.push_back({"burst lengths", BurstLengths(bursts)});
-  ev.push_back({"registers", TopBy(
-                                 m,
-                                 [](const AdvisedExit& e) {
-                                   if (e.isa == Isa::kVmx) {
-                                     return fmt::format("{} DR{}", e.info1 & kVmxDrQualFromDr ? "read" : "write",
-                                                        e.info1 & kVmxDrQualRegMask);
-                                   }
-                                   uint32_t n = e.reason - kSvmReadDr0;
-                                   return fmt::format("{} DR{}", n < kSvmDrCount ? "read" : "write", n % kSvmDrCount);
-                                 },
-                                 6)});
+  ev.push_back({"bursts", fmt::format("{} (mean {:.1f} exits, longest {})", m.bursts,
+                                      m.bursts == 0 ? 0.0 : double(m.size()) / m.bursts, m.longest_burst)});
+  ev.push_back({"burst lengths", BurstLengths(m)});
+  ev.push_back({"registers", TopBy(m, DrRegisterName, 6)});
   return ev;
 }
 
 // ---- timer (TSC deadline / TMICT) -------------------------------------------------------------------
-bool MatchTimer(const AdvisedExit& e, const ExitProfile&) {
+bool MatchTimer(const AdvisedExit& e, const MatchContext&) {
   if (e.has_msr && e.msr_write && (e.msr == kMsrTscDeadline || e.msr == kMsrX2apicTmict)) return true;
   if (e.exit_class == ExitClass::kApicWrite && e.isa == Isa::kVmx) return ApicWriteOffset(e) == kApicTmict;
   return e.has_apic && e.apic_write && e.apic_reg == kApicTmict;
 }
-Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
+Pricing PriceAllOf(const ExitSetStats& m) {
   if (!TimedCount(m)) return Unpriced(kNoTimes);
   Pricing pr;
   // The median, not the sum: one exit stretched by preemption or a lost entry must not price a fix.
@@ -139,6 +135,8 @@ Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
   return pr;
 }
 
+Pricing PriceAll(const MatchedExits& m, const ExitProfile&) { return PriceAllOf(m); }
+
 // TMICT writes (the APIC one-shot timer) move to TSC-deadline mode: the guest still writes its timer
 // and still exits, but KVM takes WRMSR TSC_DEADLINE on its fast path (x86.c
 // handle_fastpath_set_msr_irqoff, with the VMX preemption timer as the hv timer). So each TMICT
@@ -146,11 +144,9 @@ Pricing PriceAll(const MatchedExits& m, const ExitProfile&) {
 // TSC_DEADLINE are on the fast path: only fewer reprograms in the guest would save, which the trace
 // cannot count, so they are not priced.
 bool IsTscDeadlineWrite(const AdvisedExit& e) { return e.has_msr && e.msr_write && e.msr == kMsrTscDeadline; }
+int TimerSubset(const AdvisedExit& e) { return IsTscDeadlineWrite(e) ? 0 : 1; }  // sub[0]: TMICT writes
 Pricing PriceTimer(const MatchedExits& m, const ExitProfile& p) {
-  MatchedExits tmict;
-  for (const AdvisedExit* e : m) {
-    if (!IsTscDeadlineWrite(*e)) tmict.push_back(e);
-  }
+  const ExitSetStats& tmict = m.sub[0];
   uint64_t deadline = m.size() - tmict.size();
   if (tmict.empty()) {
     return Unpriced(
@@ -176,104 +172,103 @@ Pricing PriceTimer(const MatchedExits& m, const ExitProfile& p) {
 // follow an MSR write of unknown index, that is the guest's idle path re-arming its timer before
 // halting (nohz: TSC_DEADLINE) — evidence for a human, not a classification.
 std::pair<uint64_t, uint64_t> HltsAfter(const MatchedExits& m, const ExitProfile& p) {
-  std::set<const AdvisedExit*> matched(m.begin(), m.end());
-  std::map<int32_t, const AdvisedExit*> last;
-  uint64_t after = 0, hlts = 0;
-  for (const AdvisedExit& e : p.exits) {
-    const AdvisedExit*& prev = last[e.tid];
-    if (e.exit_class == ExitClass::kHlt) {
-      ++hlts;
-      after += prev && matched.count(prev);
-    }
-    prev = &e;
+  auto it = p.classes.find(ExitClass::kHlt);
+  return {m.hlts_after, it != p.classes.end() ? it->second.exits : 0};
+}
+// The register an MSR-ish exit touched, as far as the trace says (EvidenceMsr's "registers").
+ExitKey MsrRegisterKey(const AdvisedExit& e) {
+  if (e.has_msr) return {1, e.msr};
+  if (e.exit_class == ExitClass::kApicWrite) return {2, ApicWriteOffset(e)};
+  if (e.exit_class == ExitClass::kRdpmc) return {3};
+  if (e.has_apic) return {4, e.apic_reg | (uint64_t{e.apic_write} << 32), static_cast<uint64_t>(e.exit_class)};
+  if (e.userspace && e.userspace_reason == kKvmExitX86Wrmsr) return {5};
+  if (e.userspace && e.userspace_reason == kKvmExitX86Rdmsr) return {6};
+  if (IsMsrExit(e)) return {7};
+  return {8, static_cast<uint64_t>(e.exit_class)};
+}
+std::string MsrRegisterName(const ExitKey& k) {
+  switch (k.a) {
+    case 1: return MsrLabel(static_cast<uint32_t>(k.b));
+    case 2: return fmt::format("APIC {:#x}", k.b);
+    case 3: return "RDPMC";
+    // Matched by its kvm_apic event (an APIC_ACCESS, an emulated MMIO or any other exit the register
+    // access was traced in), not by an MSR index.
+    case 4:
+      return fmt::format("APIC {:#x} {} (kvm_apic in a {} exit)", k.b & 0xffffffffu, (k.b >> 32) ? "write" : "read",
+                         ExitClassName(static_cast<ExitClass>(k.c)));
+    // KVM traces kvm_msr only for accesses it completes itself.
+    case 5: return "MSR write answered by the VMM (KVM_EXIT_X86_WRMSR, index not traced)";
+    case 6: return "MSR read answered by the VMM (KVM_EXIT_X86_RDMSR, index not traced)";
+    case 7: return "MSR index unknown (no kvm_msr event)";
+    default: return fmt::format("{} exit", ExitClassName(static_cast<ExitClass>(k.b)));
   }
-  return {after, hlts};
 }
 std::vector<EvidenceItem> EvidenceMsr(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  bool unnamed = std::none_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr || !IsMsrExit(*e); });
+  bool unnamed = m.named_or_not_msr == 0;
   if (auto [after, hlts] = HltsAfter(m, p); unnamed && hlts && after * 2 >= hlts) {
     ev.push_back({"HLTs right after one of these", fmt::format("{} of {}: the guest's idle path re-arming its timer "
                                                                "before halting (TSC_DEADLINE with nohz) looks like "
                                                                "this; record kvm_msr to name the MSR",
                                                                after, hlts)});
   }
-  ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
-                  if (e.has_msr) return MsrLabel(e.msr);
-                  if (e.exit_class == ExitClass::kApicWrite) return fmt::format("APIC {:#x}", ApicWriteOffset(e));
-                  if (e.exit_class == ExitClass::kRdpmc) return std::string("RDPMC");
-                  // Matched by its kvm_apic event (an APIC_ACCESS, an emulated MMIO or any other
-                  // exit the register access was traced in), not by an MSR index.
-                  if (e.has_apic) {
-                    return fmt::format("APIC {:#x} {} (kvm_apic in a {} exit)", e.apic_reg,
-                                       e.apic_write ? "write" : "read", ExitClassName(e.exit_class));
-                  }
-                  // KVM traces kvm_msr only for accesses it completes itself.
-                  if (e.userspace && e.userspace_reason == kKvmExitX86Wrmsr) {
-                    return std::string("MSR write answered by the VMM (KVM_EXIT_X86_WRMSR, index not traced)");
-                  }
-                  if (e.userspace && e.userspace_reason == kKvmExitX86Rdmsr) {
-                    return std::string("MSR read answered by the VMM (KVM_EXIT_X86_RDMSR, index not traced)");
-                  }
-                  if (IsMsrExit(e)) return std::string("MSR index unknown (no kvm_msr event)");
-                  return fmt::format("{} exit", ExitClassName(e.exit_class));
-                })});
+  ev.push_back({"registers", TopBy(m, MsrRegisterName)});
   return ev;
 }
 
 // ---- IPIs (ICR writes) -------------------------------------------------------------------------------
-bool MatchIpi(const AdvisedExit& e, const ExitProfile&) {
+bool MatchIpi(const AdvisedExit& e, const MatchContext&) {
   if (e.has_msr && e.msr_write && e.msr == kMsrX2apicIcr) return true;
   if (e.isa == Isa::kSvm && e.reason == kSvmAvicIncompleteIpi) return true;
   if (e.exit_class == ExitClass::kApicWrite && e.isa == Isa::kVmx) return ApicWriteOffset(e) == kApicIcr;
   return e.has_apic && e.apic_write && e.apic_reg == kApicIcr;
 }
-Pricing PriceIpi(const MatchedExits& m, const ExitProfile& p) {
-  auto bursts = Bursts(m, p, kIpiBurstGapNs);
+Pricing PriceIpi(const MatchedExits& m, const ExitProfile&) {
+  const uint64_t bursts = m.bursts;
   if (!TimedCount(m)) {
-    return Unpriced(fmt::format("{} sender exits in {} bursts; {}", m.size(), bursts.size(), kNoTimes));
+    return Unpriced(fmt::format("{} sender exits in {} bursts; {}", m.size(), bursts, kNoTimes));
   }
   Pricing pr;
   pr.saving_ns = m.size() * MedianHandlingNs(m);
   pr.how = fmt::format(
       "every sender exit avoided with IPI virtualization, {} × median {}; PV send-IPI alone folds "
       "each of {} bursts into one hypercall",
-      m.size(), FormatDuration(MedianHandlingNs(m)), bursts.size());
+      m.size(), FormatDuration(MedianHandlingNs(m)), bursts);
   pr.confidence = Confidence::kMedium;
   return pr;
 }
 std::vector<EvidenceItem> EvidenceIpi(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  auto bursts = Bursts(m, p, kIpiBurstGapNs);
-  ev.push_back({"bursts", fmt::format("{} (mean {:.1f} ICR writes)", bursts.size(),
-                                      bursts.empty() ? 0.0 : double(m.size()) / bursts.size())});
+  ev.push_back({"bursts", fmt::format("{} (mean {:.1f} ICR writes)", m.bursts,
+                                      m.bursts == 0 ? 0.0 : double(m.size()) / m.bursts)});
   return ev;
 }
 
 // ---- other APIC register writes (VMX APIC_WRITE trap) -------------------------------------------------
-bool MatchApicOther(const AdvisedExit& e, const ExitProfile& p) {
+bool MatchApicOther(const AdvisedExit& e, const MatchContext& p) {
   return e.exit_class == ExitClass::kApicWrite && e.isa == Isa::kVmx && !MatchIpi(e, p) && !MatchTimer(e, p);
+}
+ExitKey ApicRegisterKey(const AdvisedExit& e) { return {ApicWriteOffset(e)}; }
+std::string ApicRegisterName(const ExitKey& k) {
+  static const std::map<uint32_t, std::string_view> kRegs = {{0x80, "TPR"},   {0xb0, "EOI"},   {0xd0, "LDR"},
+                                                             {0xf0, "SVR"},   {0x280, "ESR"},  {0x320, "LVTT"},
+                                                             {0x350, "LVT0"}, {0x360, "LVT1"}, {0x3e0, "TDCR"}};
+  auto it = kRegs.find(static_cast<uint32_t>(k.a));
+  return it != kRegs.end() ? fmt::format("{} ({:#x})", it->second, k.a) : fmt::format("{:#x}", k.a);
 }
 std::vector<EvidenceItem> EvidenceApic(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  ev.push_back({"APIC registers", TopBy(m, [](const AdvisedExit& e) {
-                  static const std::map<uint32_t, std::string_view> kRegs = {
-                      {0x80, "TPR"},   {0xb0, "EOI"},   {0xd0, "LDR"},   {0xf0, "SVR"},  {0x280, "ESR"},
-                      {0x320, "LVTT"}, {0x350, "LVT0"}, {0x360, "LVT1"}, {0x3e0, "TDCR"}};
-                  auto it = kRegs.find(ApicWriteOffset(e));
-                  return it != kRegs.end() ? fmt::format("{} ({:#x})", it->second, ApicWriteOffset(e))
-                                           : fmt::format("{:#x}", ApicWriteOffset(e));
-                })});
+  ev.push_back({"APIC registers", TopBy(m, ApicRegisterName)});
   return ev;
 }
 
 // ---- PMU ------------------------------------------------------------------------------------------------
-bool MatchPmu(const AdvisedExit& e, const ExitProfile&) {
+bool MatchPmu(const AdvisedExit& e, const MatchContext&) {
   return e.exit_class == ExitClass::kRdpmc || (e.has_msr && IsPmuMsr(e.msr));
 }
 
 // ---- other named MSRs -------------------------------------------------------------------------------------
-bool MatchMsrOther(const AdvisedExit& e, const ExitProfile& p) {
+bool MatchMsrOther(const AdvisedExit& e, const MatchContext& p) {
   if (!IsMsrExit(e) || MatchPmu(e, p) || MatchTimer(e, p) || MatchIpi(e, p)) return false;
   return true;
 }
@@ -282,8 +277,9 @@ bool MatchMsrOther(const AdvisedExit& e, const ExitProfile& p) {
 bool MsrToVmm(const AdvisedExit& e) {
   return e.userspace && (e.userspace_reason == kKvmExitX86Rdmsr || e.userspace_reason == kKvmExitX86Wrmsr);
 }
+int MsrSubset(const AdvisedExit& e) { return MsrToVmm(e) ? 2 : 1; }  // sub[0] in the kernel, sub[1] VMM
 Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
-  bool named = std::any_of(m.begin(), m.end(), [](const AdvisedExit* e) { return e->has_msr; });
+  bool named = m.with_msr > 0;
   std::string unnamed = named ? ""
                         : p.Has(EventKind::kMsr)
                             ? "; KVM did not trace these MSR indexes: see the RIPs"
@@ -293,17 +289,15 @@ Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
     u.confidence = Confidence::kLow;
     return u;
   }
-  MatchedExits vmm, kernel;
-  for (const AdvisedExit* e : m) (MsrToVmm(*e) ? vmm : kernel).push_back(e);
-  Pricing pr = kernel.empty() ? Pricing{} : PriceAll(kernel, p);
+  const ExitSetStats &kernel = m.sub[0], &vmm = m.sub[1];
+  Pricing pr = kernel.empty() ? Pricing{} : PriceAllOf(kernel);
   if (pr.source == PriceSource::kNone) {
     pr.how += unnamed;
     pr.confidence = Confidence::kLow;
     return pr;
   }
   if (!vmm.empty()) {
-    uint64_t cheap = CheapExitNs(p), trip = 0;
-    for (const AdvisedExit* e : vmm) trip += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
+    uint64_t cheap = CheapExitNs(p), trip = vmm.handling.ExcessOver(cheap);
     pr.saving_ns += trip;
     pr.how = fmt::format("{}{}{} answered by the VMM: their round trip minus an in-kernel exit ({}) each", pr.how,
                          pr.how.empty() ? "" : "; ", vmm.size(), FormatDuration(cheap));
@@ -314,73 +308,45 @@ Pricing PriceMsrOther(const MatchedExits& m, const ExitProfile& p) {
 }
 
 // ---- EPT violation / NPF storms ------------------------------------------------------------------------
-bool MatchFault(const AdvisedExit& e, const ExitProfile&) {
+bool MatchFault(const AdvisedExit& e, const MatchContext&) {
   if (e.exit_class != ExitClass::kPageFault) return false;
   // SVM reports MMIO as NPF too; those are the doorbell rule's.
   return !e.has_mmio && !(e.userspace && e.userspace_reason == kKvmExitMmio);
 }
 std::vector<EvidenceItem> EvidenceFault(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  std::set<uint64_t> huge;  // distinct 2 MiB guest-physical regions faulted
-  for (const AdvisedExit* e : m) {
-    if (e->page_fault) huge.insert(e->fault_addr >> 21);
+  if (m.regions.size()) {
+    ev.push_back({"2 MiB regions faulted", m.regions_capped ? fmt::format("more than {}", m.regions.size())
+                                                            : fmt::format("{}", m.regions.size())});
   }
-  if (!huge.empty()) ev.push_back({"2 MiB regions faulted", fmt::format("{}", huge.size())});
-  ev.push_back({"bursts", fmt::format("{}", Bursts(m, p, kDrBurstGapNs).size())});
+  ev.push_back({"bursts", fmt::format("{}", m.bursts)});
   return ev;
 }
 
 // ---- HLT --------------------------------------------------------------------------------------------------
 // arm64 WFx exits are WFI halts unless kvm_wfx_arm64 said WFE (a yield, no halt).
-bool MatchHlt(const AdvisedExit& e, const ExitProfile&) {
+bool MatchHlt(const AdvisedExit& e, const MatchContext&) {
   return e.exit_class == ExitClass::kHlt && !e.userspace && !e.wfe;
 }
 // HLT that KVM hands to the VMM (KVM_EXIT_HLT): there is no in-kernel local APIC to wait on.
-bool MatchVmmHalt(const AdvisedExit& e, const ExitProfile&) { return e.exit_class == ExitClass::kHlt && e.userspace; }
+bool MatchVmmHalt(const AdvisedExit& e, const MatchContext&) { return e.exit_class == ExitClass::kHlt && e.userspace; }
 Pricing PriceVmmHalt(const MatchedExits& m, const ExitProfile& p) {
   if (!TimedCount(m)) return Unpriced(kNoTimes);
   Pricing pr;
   uint64_t cheap = CheapExitNs(p);
-  for (const AdvisedExit* e : m) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
+  pr.saving_ns = m.handling.ExcessOver(cheap);
   pr.how = fmt::format("each halt's VMM round trip minus an in-kernel exit ({})", FormatDuration(cheap));
   pr.confidence = Confidence::kHigh;
   return pr;
 }
-// Short sleeps among the halts. A timed HLT's sleep is its exit→entry time (dur_ns: blocked and
-// handling). An untimed one sleeps at most until its thread's next exit, so one whose next exit
-// follows within the poll window certainly slept shorter: untimed halts give a lower bound.
-struct HaltSleeps {
-  uint64_t shorts = 0, timed_shorts = 0, bounded = 0;  // bounded: untimed, with a next exit to bound it
-  std::vector<uint64_t> timed_ns;
-};
-HaltSleeps CountShortHalts(const MatchedExits& m, const ExitProfile& p) {
-  HaltSleeps h;
-  std::set<const AdvisedExit*> untimed;
-  for (const AdvisedExit* e : m) {
-    if (e->timed) {
-      h.timed_ns.push_back(e->dur_ns);
-      h.timed_shorts += e->dur_ns < kHaltPollDefaultNs;
-    } else {
-      untimed.insert(e);
-    }
-  }
-  h.shorts = h.timed_shorts;
-  if (untimed.empty()) return h;
-  std::map<int32_t, const AdvisedExit*> open;  // per thread: an untimed HLT waiting for its next exit
-  for (const AdvisedExit& e : p.exits) {
-    auto it = open.find(e.tid);
-    if (it != open.end() && it->second) {
-      ++h.bounded;
-      h.shorts += e.ts_ns - it->second->ts_ns < kHaltPollDefaultNs;
-      it->second = nullptr;
-    }
-    if (untimed.count(&e)) open[e.tid] = &e;
-  }
-  return h;
-}
+// Short sleeps among the halts (MatchedExits::HaltSleeps, kept with SummarySpec::short_halt_ns =
+// kHaltPollDefaultNs). A timed HLT's sleep is its exit→entry time (dur_ns: blocked and handling). An
+// untimed one sleeps at most until its thread's next exit, so one whose next exit follows within the
+// poll window certainly slept shorter: untimed halts give a lower bound.
+const MatchedExits::HaltSleeps& CountShortHalts(const MatchedExits& m, const ExitProfile&) { return m.halts; }
 Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
-  HaltSleeps h = CountShortHalts(m, p);
+  const auto& h = CountShortHalts(m, p);
   uint64_t shorts = h.shorts;
   if (shorts < kHaltMinShortShare * m.size()) {
     pr.flagged = false;
@@ -411,8 +377,8 @@ Pricing BenchHlt(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
 }
 std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  HaltSleeps h = CountShortHalts(m, p);
-  if (!h.timed_ns.empty()) ev.push_back({"median halt", FormatDuration(MedianNs(h.timed_ns))});
+  const auto& h = CountShortHalts(m, p);
+  if (h.dur.count()) ev.push_back({"median halt", FormatDuration(h.dur.Median())});
   std::string bound = h.bounded ? fmt::format(
                                       "; of {} untimed halts, {} short by their thread's next exit (sooner "
                                       "than that: a lower bound)",
@@ -427,8 +393,8 @@ std::vector<EvidenceItem> EvidenceHlt(const MatchedExits& m, const ExitProfile& 
 // ---- MMIO / PIO doorbells handled in the VMM ----------------------------------------------------------------
 // Without kvm_userspace_exit the trace cannot say which MMIO/PIO exits went out to the VMM: every
 // MMIO/PIO write (or exit of unknown direction) is a candidate, said so, and not priced from the trace.
-bool MatchDoorbell(const AdvisedExit& e, const ExitProfile& p) {
-  if (p.VmmTripsRecorded()) {
+bool MatchDoorbell(const AdvisedExit& e, const MatchContext& p) {
+  if (p.vmm_known) {
     return e.userspace && ((e.has_mmio && e.mmio_write) || (e.has_pio && e.pio_write));
   }
   if (e.has_mmio || e.has_pio) return e.has_mmio ? e.mmio_write : e.pio_write;
@@ -436,28 +402,45 @@ bool MatchDoorbell(const AdvisedExit& e, const ExitProfile& p) {
   return e.exit_class == ExitClass::kIo || e.exit_class == ExitClass::kMmioFault;
 }
 // The doorbell's address, or the guest RIP writing it when kvm_mmio/kvm_pio were not recorded.
-std::string DoorbellKey(const AdvisedExit& e) {
-  if (e.has_mmio) return fmt::format("MMIO {:#x}", e.gpa);
-  if (e.has_pio) return fmt::format("port {:#x}", e.port);
-  return fmt::format("{} at rip {:#x}", ExitClassName(e.exit_class), e.rip);
+ExitKey DoorbellKey(const AdvisedExit& e) {
+  if (e.has_mmio) return {1, e.gpa};
+  if (e.has_pio) return {2, e.port};
+  return {3, static_cast<uint64_t>(e.exit_class), e.rip};
 }
-// The writes to addresses (or from RIPs) repeated often enough for an ioeventfd to pay.
-MatchedExits RepeatedDoorbells(const MatchedExits& m, uint64_t* addrs) {
-  std::map<std::string, MatchedExits> by_addr;
-  for (const AdvisedExit* e : m) by_addr[DoorbellKey(*e)].push_back(e);
-  MatchedExits out;
-  *addrs = 0;
-  for (const auto& [k, v] : by_addr) {
-    if (v.size() < kDoorbellMinWrites) continue;
-    ++*addrs;
-    out.insert(out.end(), v.begin(), v.end());
+std::string DoorbellName(const ExitKey& k) {
+  if (k.a == 1) return fmt::format("MMIO {:#x}", k.b);
+  if (k.a == 2) return fmt::format("port {:#x}", k.b);
+  return fmt::format("{} at rip {:#x}", ExitClassName(static_cast<ExitClass>(k.b)), k.c);
+}
+bool DoorbellIsPio(const ExitKey& k) { return k.a == 2 || (k.a == 3 && static_cast<ExitClass>(k.b) == ExitClass::kIo); }
+// The writes to addresses (or from RIPs) repeated often enough for an ioeventfd to pay: their count,
+// timed count, and what their handling exceeds `cheap` by (when cheap is given).
+struct RepeatedWrites {
+  uint64_t addrs = 0, n = 0, timed = 0, excess_ns = 0, pio = 0, mmio = 0;
+};
+// The excess is the rule's whole histogram's minus that of the addresses written fewer times, whose
+// handling times each key keeps (SummarySpec::key_values_below) — no histogram per address.
+RepeatedWrites RepeatedDoorbells(const MatchedExits& m, uint64_t cheap) {
+  RepeatedWrites out;
+  uint64_t rare_excess = 0;
+  for (const auto& [key, k] : m.keys.entries()) {
+    if (k.n < kDoorbellMinWrites) {
+      for (uint64_t v : k.values) rare_excess += v > cheap ? v - cheap : 0;
+      continue;
+    }
+    ++out.addrs;
+    out.n += k.n;
+    out.timed += k.timed;
+    (DoorbellIsPio(key) ? out.pio : out.mmio) += k.n;
   }
+  const uint64_t all = m.handling.ExcessOver(cheap);
+  out.excess_ns = all > rare_excess ? all - rare_excess : 0;
   return out;
 }
 Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   Pricing pr;
-  uint64_t addrs = 0;
-  MatchedExits rep = RepeatedDoorbells(m, &addrs);
+  const RepeatedWrites rep = RepeatedDoorbells(m, CheapExitNs(p));
+  const uint64_t addrs = rep.addrs;
   if (!addrs) {
     pr.flagged = false;
     pr.why_not = fmt::format("no address written {} times{}", kDoorbellMinWrites,
@@ -466,13 +449,13 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   }
   bool known = p.VmmTripsRecorded();
   constexpr const char* kUnknownTrip = "whether they go out to the VMM is unknown: record kvm_userspace_exit (-e kvm)";
-  if (!TimedCount(rep)) {
-    pr = Unpriced(fmt::format("{} writes to {} repeated address(es) or RIP(s); {}", rep.size(), addrs,
+  if (!rep.timed) {
+    pr = Unpriced(fmt::format("{} writes to {} repeated address(es) or RIP(s); {}", rep.n, addrs,
                               known ? kNoTimes : kUnknownTrip));
   } else {
     // The trip to the VMM is part of each exit's handling: what exceeds an in-kernel exit is at most it.
     uint64_t cheap = CheapExitNs(p);
-    for (const AdvisedExit* e : rep) pr.saving_ns += e->handling_ns > cheap ? e->handling_ns - cheap : 0;
+    pr.saving_ns = rep.excess_ns;
     pr.how = known ? fmt::format(
                          "each write to {} repeated address(es) costs its VMM round trip minus an in-kernel "
                          "exit ({})",
@@ -489,11 +472,8 @@ Pricing PriceDoorbell(const MatchedExits& m, const ExitProfile& p) {
 // With an ioeventfd the exit stays and KVM signals an eventfd: the bench's VMM-answered write minus
 // the same write caught by an ioeventfd.
 Pricing BenchDoorbell(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
-  uint64_t addrs = 0, mmio = 0, pio = 0;
-  for (const AdvisedExit* e : RepeatedDoorbells(m, &addrs)) {
-    bool is_pio = e->has_pio || (!e->has_mmio && e->exit_class == ExitClass::kIo);
-    (is_pio ? pio : mmio) += 1;
-  }
+  const RepeatedWrites rep = RepeatedDoorbells(m, 0);
+  const uint64_t mmio = rep.mmio, pio = rep.pio;
   auto mmio_trip = b.ExtraNs(kBenchMmioToUser, kBenchMmioIoeventfd);
   auto pio_trip = b.ExtraNs(kBenchPioToUser, kBenchPioIoeventfd);
   if ((mmio && !mmio_trip) || (pio && !pio_trip)) return Unpriced("the bench has no usable ioeventfd tests");
@@ -521,7 +501,7 @@ Pricing BenchVmmHalt(const MatchedExits& m, const ExitProfile&, const BenchCosts
 }
 std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  ev.push_back({"addresses", TopBy(m, DoorbellKey)});
+  ev.push_back({"addresses", TopBy(m, DoorbellName)});
   if (!p.VmmTripsRecorded()) {
     ev.push_back({"out to the VMM", "unknown: record kvm_userspace_exit (-e kvm)"});
   } else if (TimedCount(m)) {
@@ -535,7 +515,7 @@ std::vector<EvidenceItem> EvidenceDoorbell(const MatchedExits& m, const ExitProf
 // Classes KVM always handles in the kernel: a long one means the vCPU thread was not running (host
 // preemption). IO/MMIO/faults may legitimately wait for the VMM, so they only count when the trace
 // shows they stayed in the kernel.
-bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
+bool AlwaysInKernel(const AdvisedExit& e, const MatchContext& p) {
   switch (e.exit_class) {
     case ExitClass::kExternalInterrupt:
     case ExitClass::kCpuid:
@@ -550,32 +530,29 @@ bool AlwaysInKernel(const AdvisedExit& e, const ExitProfile& p) {
     case ExitClass::kMsr: return !e.userspace;
     case ExitClass::kIo:
     case ExitClass::kMmioFault:
-    case ExitClass::kPageFault: return p.VmmTripsRecorded() && !e.userspace;
+    case ExitClass::kPageFault: return p.vmm_known && !e.userspace;
     default: return false;
   }
 }
-bool MatchNoise(const AdvisedExit& e, const ExitProfile& p) {
+bool MatchNoise(const AdvisedExit& e, const MatchContext& p) {
   if (e.exit_class == ExitClass::kExternalInterrupt) return true;
   return e.handling_ns >= kPreemptedExitNs && AlwaysInKernel(e, p);
 }
+int NoiseSubset(const AdvisedExit& e) { return e.exit_class == ExitClass::kExternalInterrupt ? 1 : 0; }
+uint64_t ClassMedian(const ExitProfile& p, ExitClass c) {
+  auto it = p.classes.find(c);
+  return it != p.classes.end() ? it->second.handling.Median() : 0;
+}
 Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
-  uint64_t ext = 0, preempted = 0;
   Pricing pr;
-  // Typical cost per exit class, to price only the excess of the stretched exits.
-  std::map<ExitClass, MatchedExits> by_class;
-  for (const AdvisedExit& e : p.exits) by_class[e.exit_class].push_back(&e);
-  std::map<ExitClass, uint64_t> median;
-  for (const auto& [c, v] : by_class) median[c] = MedianHandlingNs(v);
-  MatchedExits ints;
-  for (const AdvisedExit* e : m) {
-    if (e->exit_class == ExitClass::kExternalInterrupt) {
-      ++ext;
-      ints.push_back(e);
-    }
-    if (e->handling_ns >= kPreemptedExitNs) {
-      ++preempted;
-      pr.saving_ns += e->handling_ns - std::min(e->handling_ns, median[e->exit_class]);
-    }
+  // Typical cost per exit class (its timed exits' median), to price only the excess of the stretched
+  // exits (MatchedExits::preempted holds theirs per class).
+  const ExitSetStats& ints = m.sub[0];
+  const uint64_t ext = ints.n;
+  uint64_t preempted = 0;
+  for (const auto& [c, h] : m.preempted) {
+    preempted += h.count();
+    pr.saving_ns += h.ExcessOver(ClassMedian(p, c));
   }
   // Per thread: a noisy vCPU must not be averaged away by quiet ones.
   ThreadRate worst = BusiestThread(ints, p);
@@ -594,7 +571,7 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
     pr.confidence = Confidence::kLow;
     return pr;
   }
-  if (noisy) pr.saving_ns += ext * median[ExitClass::kExternalInterrupt];
+  if (noisy) pr.saving_ns += ext * ClassMedian(p, ExitClass::kExternalInterrupt);
   // Without an interrupt storm the saving is only the preempted exits' stretch: they stay exits.
   if (!noisy) pr.removes = Removes::kHandling;
   pr.how = fmt::format("{} exits stretched past {} priced by their excess over their reason's median{}", preempted,
@@ -605,15 +582,9 @@ Pricing PriceNoise(const MatchedExits& m, const ExitProfile& p) {
 }
 std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  uint64_t preempted = 0, worst = 0;
-  for (const AdvisedExit* e : m) {
-    preempted += e->handling_ns >= kPreemptedExitNs;
-    worst = std::max(worst, e->handling_ns);
-  }
-  MatchedExits ints;
-  for (const AdvisedExit* e : m) {
-    if (e->exit_class == ExitClass::kExternalInterrupt) ints.push_back(e);
-  }
+  uint64_t preempted = 0, worst = m.max_ns;
+  for (const auto& [c, h] : m.preempted) preempted += h.count();
+  const ExitSetStats& ints = m.sub[0];
   ev.push_back({"host interrupts", fmt::format("{}; {}", ints.size(), DescribeRate(BusiestThread(ints, p)))});
   ev.push_back({fmt::format("exits over {}", FormatDuration(kPreemptedExitNs)), fmt::format("{}", preempted)});
   ev.push_back({"longest", FormatDuration(worst)});
@@ -621,48 +592,45 @@ std::vector<EvidenceItem> EvidenceNoise(const MatchedExits& m, const ExitProfile
 }
 
 // ---- arm64 system-register traps ---------------------------------------------------------------------------
-bool MatchArm64PmuReg(const AdvisedExit& e, const ExitProfile&) {
+bool MatchArm64PmuReg(const AdvisedExit& e, const MatchContext&) {
   return e.isa == Isa::kArm64 && e.has_sysreg && IsArm64PmuSysReg(e.sysreg);
 }
-bool MatchArm64TimerReg(const AdvisedExit& e, const ExitProfile&) {
+bool MatchArm64TimerReg(const AdvisedExit& e, const MatchContext&) {
   return e.isa == Isa::kArm64 && e.has_sysreg && IsArm64TimerSysReg(e.sysreg);
 }
 // Every other SYS64 trap, named by kvm_sys_access or not (then the PCs say where).
-bool MatchArm64OtherReg(const AdvisedExit& e, const ExitProfile& p) {
+bool MatchArm64OtherReg(const AdvisedExit& e, const MatchContext& p) {
   return e.isa == Isa::kArm64 && e.exit_class == ExitClass::kSysReg && !MatchArm64PmuReg(e, p) &&
          !MatchArm64TimerReg(e, p);
 }
+ExitKey SysRegKey(const AdvisedExit& e) { return {e.has_sysreg, e.sysreg, e.sysreg_write}; }
+std::string SysRegName(const ExitKey& k) {
+  if (!k.a) return "register unknown (no kvm_sys_access / kvm_handle_sys_reg)";
+  const uint32_t reg = static_cast<uint32_t>(k.b);
+  std::string name = Arm64SysRegName(reg);
+  if (name.empty()) name = Arm64SysRegGenericName(reg);
+  return fmt::format("{} {} {}", name, Arm64SysRegTuple(reg), k.c ? "write" : "read");
+}
 std::vector<EvidenceItem> EvidenceSysReg(const MatchedExits& m, const ExitProfile& p) {
   auto ev = CountTime(m, p);
-  ev.push_back({"registers", TopBy(m, [](const AdvisedExit& e) {
-                  if (!e.has_sysreg) return std::string("register unknown (no kvm_sys_access / kvm_handle_sys_reg)");
-                  std::string name = Arm64SysRegName(e.sysreg);
-                  if (name.empty()) name = Arm64SysRegGenericName(e.sysreg);
-                  return fmt::format("{} {} {}", name, Arm64SysRegTuple(e.sysreg), e.sysreg_write ? "write" : "read");
-                })});
+  ev.push_back({"registers", TopBy(m, SysRegName)});
   return ev;
 }
 
 // x2APIC ICR writes are WRMSRs KVM answers itself; xAPIC ICR writes (APIC_WRITE) are priced as an
 // in-kernel exit.
 Pricing BenchIpi(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
-  bool msr = std::all_of(m.begin(), m.end(), [](const AdvisedExit* e) { return IsMsrExit(*e); });
+  bool msr = m.not_msr_exit == 0;
   return msr ? BenchMsrExit(m, p, b) : BenchInKernelExit(m, p, b);
 }
 // Guest-avoidable MSR exits at an in-kernel MSR round trip; VMM-answered ones at the bench's
 // VMM-answered access minus the in-kernel one.
 Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b) {
-  MatchedExits kernel;
-  uint64_t vmm_reads = 0, vmm_writes = 0;
-  for (const AdvisedExit* e : m) {
-    if (!MsrToVmm(*e))
-      kernel.push_back(e);
-    else
-      (e->userspace_reason == kKvmExitX86Wrmsr ? vmm_writes : vmm_reads) += 1;
-  }
+  const ExitSetStats& kernel = m.sub[0];
+  const uint64_t vmm_writes = m.sub[1].vmm_wrmsr, vmm_reads = m.sub[1].n - vmm_writes;
   Pricing pr;
   pr.source = PriceSource::kBench;
-  if (!kernel.empty()) pr = BenchMsrExit(kernel, p, b);
+  if (!kernel.empty()) pr = BenchMsrExitOf(kernel, b);
   if (pr.source != PriceSource::kBench) return pr;
   if (vmm_reads || vmm_writes) {
     auto r = b.ExtraNs(kBenchMsrReadToUser, kBenchMsrRead), w = b.ExtraNs(kBenchMsrWriteToUser, kBenchMsrWrite);
@@ -677,72 +645,198 @@ Pricing BenchMsr(const MatchedExits& m, const ExitProfile& p, const BenchCosts& 
 }
 
 const Rule kRules[] = {
-    {"dr-burst", "debug-register accesses exit in bursts",
+    {"dr-burst",
+     "debug-register accesses exit in bursts",
      "Let KVM switch debug registers lazily: after the first DR exit it stops intercepting and restores "
      "them on the next exit (kvm-unit-tests vmexit mov_dr: 3357 → 118 cycles). Bursts mean that is off: "
      "host-side hardware breakpoints on the guest (KVM_SET_GUEST_DEBUG / gdbstub), a nested hypervisor "
      "intercepting DRs, or an old host kernel.",
-     MatchDr, kMinExits, kMinShare, Removes::kExit, PriceDr, EvidenceDr, BenchInKernelExit, RuleIsa::kX86},
-    {"ipi", "IPIs: ICR writes exit on the sender",
+     MatchDr,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceDr,
+     EvidenceDr,
+     BenchInKernelExit,
+     RuleIsa::kX86,
+     {.burst_gap_ns = kDrBurstGapNs, .key = DrRegisterKey}},
+    {"ipi",
+     "IPIs: ICR writes exit on the sender",
      "Enable IPI virtualization (Intel IPIv: kvm_intel.enable_ipiv, AMD AVIC) or PV send-IPI "
      "(KVM_FEATURE_PV_SEND_IPI, on by default with QEMU -cpu kvm=on) so one hypercall covers many "
      "targets; IPI storms from TLB shootdowns (e.g. jemalloc madvise/munmap) shrink with fewer unmaps.",
-     MatchIpi, kMinExits, kMinShare, Removes::kExit, PriceIpi, EvidenceIpi, BenchIpi, RuleIsa::kX86},
-    {"timer", "timer reprogramming (TSC_DEADLINE / TMICT writes)",
+     MatchIpi,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceIpi,
+     EvidenceIpi,
+     BenchIpi,
+     RuleIsa::kX86,
+     {.burst_gap_ns = kIpiBurstGapNs, .histogram = true}},
+    {"timer",
+     "timer reprogramming (TSC_DEADLINE / TMICT writes)",
      "Reprogram less in the guest (nohz idle re-arms the timer before every HLT; fewer high-rate hrtimers). "
      "TMICT writes mean the guest uses the APIC one-shot timer: offer TSC-deadline mode (QEMU -cpu "
      "…,+tsc-deadline), whose writes KVM takes on its fast path with the VMX preemption timer "
      "(kvm_intel.preemption_timer=1).",
-     MatchTimer, kMinExits, kMinShare, Removes::kHandling, PriceTimer, EvidenceMsr, nullptr, RuleIsa::kX86},
-    {"apic-write", "other APIC register writes trap (APIC_WRITE)",
+     MatchTimer,
+     kMinExits,
+     kMinShare,
+     Removes::kHandling,
+     PriceTimer,
+     EvidenceMsr,
+     nullptr,
+     RuleIsa::kX86,
+     {.hlts_after = true, .key = MsrRegisterKey, .subset = TimerSubset}},
+    {"apic-write",
+     "other APIC register writes trap (APIC_WRITE)",
      "With APICv, EOI/TPR writes should not exit: check enable_apicv, level-triggered interrupts in the "
      "EOI-exit bitmap (IOAPIC lines: prefer MSI), and TPR writes from the guest's interrupt code.",
-     MatchApicOther, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceApic, BenchInKernelExit, RuleIsa::kX86},
-    {"pmu", "virtual PMU MSR accesses and RDPMC",
+     MatchApicOther,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceApic,
+     BenchInKernelExit,
+     RuleIsa::kX86,
+     {.key = ApicRegisterKey, .histogram = true}},
+    {"pmu",
+     "virtual PMU MSR accesses and RDPMC",
      "The guest programs its PMU (perf, or the NMI watchdog: nmi_watchdog=0 in the guest). If nobody "
      "profiles inside, hide the PMU (QEMU -cpu …,pmu=off or kvm.enable_pmu=0).",
-     MatchPmu, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceMsr, BenchMsrExit, RuleIsa::kX86},
-    {"msr", "other MSR accesses",
+     MatchPmu,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceMsr,
+     BenchMsrExit,
+     RuleIsa::kX86,
+     {.hlts_after = true, .key = MsrRegisterKey, .histogram = true}},
+    {"msr",
+     "other MSR accesses",
      "Find who touches these MSRs at the RIPs listed; frequent ones may be avoidable in the guest or "
      "passed through. MSRs answered by the VMM (MSR filter, KVM_CAP_X86_USER_SPACE_MSR) pay a round "
      "trip to user space each: handle hot ones in the kernel.",
-     MatchMsrOther, kMinExits, kMinShare, Removes::kExit, PriceMsrOther, EvidenceMsr, BenchMsr, RuleIsa::kX86},
-    {"ept-fault", "EPT violation / NPF storms (guest memory faulted in)",
+     MatchMsrOther,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceMsrOther,
+     EvidenceMsr,
+     BenchMsr,
+     RuleIsa::kX86,
+     {.hlts_after = true, .key = MsrRegisterKey, .subset = MsrSubset}},
+    {"ept-fault",
+     "EPT violation / NPF storms (guest memory faulted in)",
      "Back guest memory with huge pages (hugetlbfs or THP, QEMU memory-backend … prealloc=on), avoid host "
      "memory compaction/KSM/swap under the VM; faults right after boot are normal warm-up.",
-     MatchFault, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceFault, nullptr},
-    {"halt-poll", "HLT exits with short sleeps",
+     MatchFault,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceFault,
+     nullptr,
+     RuleIsa::kAny,
+     {.burst_gap_ns = kDrBurstGapNs, .regions = true, .histogram = true}},
+    {"halt-poll",
+     "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
      "host halt_poll_ns avoids the schedule-out; both trade CPU time for wake-up latency.",
-     MatchHlt, kMinExits, kMinShare, Removes::kExit, PriceHlt, EvidenceHlt, BenchHlt},
-    {"vmm-halt", "HLT handled by the VMM (no in-kernel irqchip)",
+     MatchHlt,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceHlt,
+     EvidenceHlt,
+     BenchHlt,
+     RuleIsa::kAny,
+     {.short_halt_ns = kHaltPollDefaultNs}},
+    {"vmm-halt",
+     "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
      "halted vCPU itself, with halt polling, instead of returning to the VMM on every HLT.",
-     MatchVmmHalt, kMinExits, kMinShare, Removes::kVmmTrip, PriceVmmHalt, CountTime, BenchVmmHalt, RuleIsa::kX86},
-    {"vmm-doorbell", "MMIO/PIO writes handled in the VMM (userspace exits)",
+     MatchVmmHalt,
+     kMinExits,
+     kMinShare,
+     Removes::kVmmTrip,
+     PriceVmmHalt,
+     CountTime,
+     BenchVmmHalt,
+     RuleIsa::kX86,
+     {.histogram = true}},
+    {"vmm-doorbell",
+     "MMIO/PIO writes handled in the VMM (userspace exits)",
      "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM signals "
      "an eventfd instead of returning to the VMM; MMIO doorbells take the fast-MMIO path (~10 % of "
      "TCP_RR when handled the slow way).",
-     MatchDoorbell, kMinExits, kMinShare, Removes::kVmmTrip, PriceDoorbell, EvidenceDoorbell, BenchDoorbell},
-    {"host-noise", "host interrupts and preemption on vCPU CPUs",
+     MatchDoorbell,
+     kMinExits,
+     kMinShare,
+     Removes::kVmmTrip,
+     PriceDoorbell,
+     EvidenceDoorbell,
+     BenchDoorbell,
+     RuleIsa::kAny,
+     {.key = DoorbellKey, .key_values_below = kDoorbellMinWrites, .vmm_dependent = true, .histogram = true}},
+    {"host-noise",
+     "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "
      "keep other tasks off those CPUs.",
-     MatchNoise, kMinExits, kMinShare, Removes::kExit, PriceNoise, EvidenceNoise, nullptr},
-    {"arm64-pmu", "arm64 PMU system-register traps",
+     MatchNoise,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceNoise,
+     EvidenceNoise,
+     nullptr,
+     RuleIsa::kAny,
+     {.preempted_ns = kPreemptedExitNs, .subset = NoiseSubset, .vmm_dependent = true}},
+    {"arm64-pmu",
+     "arm64 PMU system-register traps",
      "The guest programs its vPMU (perf, a PMU-based watchdog, a driver probing counters): each access "
      "traps to KVM. If nobody profiles inside, create the vCPU without a PMU (QEMU -cpu …,pmu=off; a VMM: "
      "no KVM_ARM_VCPU_PMU_V3 feature).",
-     MatchArm64PmuReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
-    {"arm64-timer", "arm64 generic-timer register traps",
+     MatchArm64PmuReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
+     {.key = SysRegKey, .histogram = true}},
+    {"arm64-timer",
+     "arm64 generic-timer register traps",
      "Timer and counter registers the guest reaches that KVM emulates by trapping (the EL1 physical timer "
      "CNTP_*, counters KVM has to offset): use the virtual timer and counter in the guest (Linux's default "
      "in a VM) and reprogram less (nohz idle re-arms the timer before every WFI).",
-     MatchArm64TimerReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
-    {"arm64-sysreg", "other arm64 system-register traps (SYS64)",
+     MatchArm64TimerReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
+     {.key = SysRegKey, .histogram = true}},
+    {"arm64-sysreg",
+     "other arm64 system-register traps (SYS64)",
      "Find who touches these registers at the PCs listed: ID-register reads at run time can be cached in "
      "the guest, set/way cache maintenance (DC CISW/CSW/ISW) belongs to firmware and boot, and VM control "
      "registers trap only until the guest has its MMU and caches on (HCR_EL2.TVM).",
-     MatchArm64OtherReg, kMinExits, kMinShare, Removes::kExit, PriceAll, EvidenceSysReg, nullptr, RuleIsa::kArm64},
+     MatchArm64OtherReg,
+     kMinExits,
+     kMinShare,
+     Removes::kExit,
+     PriceAll,
+     EvidenceSysReg,
+     nullptr,
+     RuleIsa::kArm64,
+     {.key = SysRegKey, .histogram = true}},
 };
 
 }  // namespace

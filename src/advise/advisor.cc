@@ -26,16 +26,16 @@ int RankGroup(const Finding& f) {
 }
 
 std::vector<RipEvidence> TopRips(const MatchedExits& m, const GuestSymbolizer& symbols) {
-  std::map<uint64_t, RipEvidence> by_rip;
-  for (const AdvisedExit* e : m) {
-    RipEvidence& r = by_rip[e->rip];
-    r.rip = e->rip;
-    ++r.exits;
-    r.timed_exits += e->timed;
-    r.time_ns += e->handling_ns;
-  }
   std::vector<RipEvidence> out;
-  for (auto& [rip, r] : by_rip) out.push_back(r);
+  out.reserve(m.rips.size());
+  for (const auto& [rip, r] : m.rips.entries()) {
+    RipEvidence ev;
+    ev.rip = rip;
+    ev.exits = r.exits;
+    ev.timed_exits = r.timed;
+    ev.time_ns = r.time_ns;
+    out.push_back(ev);
+  }
   std::sort(out.begin(), out.end(), [](const RipEvidence& a, const RipEvidence& b) {
     return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.rip < b.rip;
   });
@@ -76,18 +76,6 @@ std::string_view RemovesId(Removes r) {
   return "?";
 }
 
-uint64_t SumHandlingNs(const MatchedExits& m) {
-  uint64_t s = 0;
-  for (const AdvisedExit* e : m) s += e->handling_ns;
-  return s;
-}
-
-uint64_t TimedCount(const MatchedExits& m) {
-  uint64_t n = 0;
-  for (const AdvisedExit* e : m) n += e->timed;
-  return n;
-}
-
 Pricing Unpriced(std::string why) {
   Pricing pr;
   pr.source = PriceSource::kNone;
@@ -95,9 +83,8 @@ Pricing Unpriced(std::string why) {
   return pr;
 }
 
-ThreadRate BusiestThread(const MatchedExits& m, const ExitProfile& p) {
-  std::map<int32_t, uint64_t> per_tid;
-  for (const AdvisedExit* e : m) ++per_tid[e->tid];
+ThreadRate BusiestThread(const ExitSetStats& m, const ExitProfile& p) {
+  const std::map<int32_t, uint64_t>& per_tid = m.per_tid;
   ThreadRate best;
   best.threads = per_tid.size();
   for (const auto& [tid, n] : per_tid) {
@@ -129,44 +116,6 @@ std::string DescribeRate(const ThreadRate& r) {
 
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100.0); }
 
-uint64_t MedianHandlingNs(const MatchedExits& m) {
-  std::vector<uint64_t> v;
-  v.reserve(m.size());
-  for (const AdvisedExit* e : m) {
-    if (e->timed) v.push_back(e->handling_ns);
-  }
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, uint64_t gap_ns) {
-  std::unordered_set<const AdvisedExit*> matched(m.begin(), m.end());
-  struct ThreadState {
-    const AdvisedExit* last = nullptr;  // last exit of this thread, matched or not
-    int burst = -1;                     // index of the open burst
-  };
-  std::unordered_map<int32_t, ThreadState> threads;
-  std::vector<MatchedExits> bursts;
-  for (const AdvisedExit& e : p.exits) {
-    ThreadState& t = threads[e.tid];
-    bool is_matched = matched.count(&e) > 0;
-    if (is_matched) {
-      bool joins =
-          t.burst >= 0 && t.last && matched.count(t.last) && e.ts_ns <= t.last->ts_ns + t.last->dur_ns + gap_ns;
-      if (!joins) {
-        t.burst = static_cast<int>(bursts.size());
-        bursts.emplace_back();
-      }
-      bursts[t.burst].push_back(&e);
-    } else {
-      t.burst = -1;
-    }
-    t.last = &e;
-  }
-  return bursts;
-}
-
 namespace {
 
 // What the advice says of the trace before any rule: counts, times, VMM trips, the bench's
@@ -174,7 +123,7 @@ namespace {
 std::set<Isa> DescribeTrace(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
                             Advice* out) {
   Advice& a = *out;
-  a.exits = profile.exits.size();
+  a.exits = profile.exits;
   a.timed_exits = profile.timed_exits;
   a.exit_time_ns = profile.total_exit_ns;
   a.blocked_ns = profile.blocked_ns;
@@ -184,14 +133,9 @@ std::set<Isa> DescribeTrace(const ExitProfile& profile, const GuestSymbolizer& s
   a.vmm_known = profile.VmmTripsRecorded();
   a.vmm_inferred = profile.VmmTripsInferred();
   a.symbols = symbols.Describe();
-  std::set<Isa> isas;
-  for (const AdvisedExit& e : profile.exits) {
-    if (e.isa != Isa::kUnknown) isas.insert(e.isa);
-    if (e.userspace) {
-      ++a.vmm_exits;
-      a.vmm_time_ns += e.handling_ns;
-    }
-  }
+  const std::set<Isa>& isas = profile.isas;
+  a.vmm_exits = profile.vmm_exits;
+  a.vmm_time_ns = profile.vmm_time_ns;
   if (bench) {
     a.bench = bench->Describe();
     Isa host = bench->HostIsa();
@@ -205,26 +149,16 @@ std::set<Isa> DescribeTrace(const ExitProfile& profile, const GuestSymbolizer& s
           name(host), bench->vendor, name(*isas.begin()));
     }
   }
-  std::map<ExitClass, Advice::ClassShare> classes;
-  for (const AdvisedExit& e : profile.exits) {
-    auto& c = classes[e.exit_class];
-    c.exit_class = e.exit_class;
-    ++c.exits;
-    c.time_ns += e.handling_ns;
-  }
-  for (const auto& [k, c] : classes) a.classes.push_back(c);
+  for (const auto& [k, c] : profile.classes) a.classes.push_back({k, c.exits, c.time_ns});
   std::stable_sort(a.classes.begin(), a.classes.end(), [](const auto& x, const auto& y) { return x.exits > y.exits; });
   return isas;
 }
 
 // One rule over the profile: its finding, or why it was not flagged (pushed to *not_flagged).
-std::optional<Finding> ApplyRule(const Rule& r, const ExitProfile& profile, const GuestSymbolizer& symbols,
-                                 const BenchCosts* bench, std::vector<NotFlagged>* not_flagged) {
+std::optional<Finding> ApplyRule(const Rule& r, const MatchedExits& m, const ExitProfile& profile,
+                                 const GuestSymbolizer& symbols, const BenchCosts* bench,
+                                 std::vector<NotFlagged>* not_flagged) {
   const double total = profile.total_exit_ns ? double(profile.total_exit_ns) : 1.0;
-  MatchedExits m;
-  for (const AdvisedExit& e : profile.exits) {
-    if (r.match(e, profile)) m.push_back(&e);
-  }
   uint64_t t = SumHandlingNs(m);
   if (m.size() < r.min_exits) {
     not_flagged->push_back(
@@ -232,7 +166,7 @@ std::optional<Finding> ApplyRule(const Rule& r, const ExitProfile& profile, cons
          m.empty() ? "no matching exits" : fmt::format("only {} matching exits (needs {})", m.size(), r.min_exits)});
     return std::nullopt;
   }
-  double count_share = profile.exits.empty() ? 0 : double(m.size()) / profile.exits.size();
+  double count_share = profile.exits == 0 ? 0 : double(m.size()) / profile.exits;
   if (t / total < r.min_share && count_share < kMinCountShare) {
     not_flagged->push_back(
         {std::string(r.id),
@@ -277,20 +211,29 @@ std::optional<Finding> ApplyRule(const Rule& r, const ExitProfile& profile, cons
   f.saving_share = priced && profile.total_exit_ns ? f.pricing.saving_ns / total : 0;
   f.minor = priced && profile.total_exit_ns && f.saving_share < kMinRankedSavingShare;
   f.rips = TopRips(m, symbols);
+  if (!m.rips.exact()) {
+    f.evidence.push_back(
+        {"RIPs (approximate)",
+         fmt::format("more than {} distinct RIPs: {} dropped, each with at most {} of "
+                     "time and exits; the RIPs listed are lower bounds",
+                     m.rips.capacity(), m.rips.dropped_keys(), FormatDuration(m.rips.dropped_max_weight()))});
+  }
   return f;
 }
 
 }  // namespace
 
-Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench,
-                  std::span<const Rule> rules) {
+Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench) {
+  const std::span<const Rule> rules = profile.rules;
   Advice a;
   const std::set<Isa> isas = DescribeTrace(profile, symbols, bench, &a);
   const bool arm64 = isas.count(Isa::kArm64) != 0;
   const bool x86 = isas.count(Isa::kVmx) || isas.count(Isa::kSvm) || !arm64;
-  for (const Rule& r : rules) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
     if ((r.isa == RuleIsa::kX86 && !x86) || (r.isa == RuleIsa::kArm64 && !arm64)) continue;
-    if (auto f = ApplyRule(r, profile, symbols, bench, &a.not_flagged)) a.findings.push_back(std::move(*f));
+    if (auto f = ApplyRule(r, profile.Matched(i), profile, symbols, bench, &a.not_flagged))
+      a.findings.push_back(std::move(*f));
   }
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const Finding& x, const Finding& y) {
     if (RankGroup(x) != RankGroup(y)) return RankGroup(x) < RankGroup(y);

@@ -79,7 +79,12 @@ struct NotFlagged {
   std::string id, reason;
 };
 
-using MatchedExits = std::vector<const AdvisedExit*>;
+// What a rule's match may know of the trace beyond the exit: only facts a streaming pass cannot know
+// before its end are here, and a rule that reads one is kept under both answers (SummarySpec::
+// vmm_dependent) until the end says which.
+struct MatchContext {
+  bool vmm_known = false;  // ExitProfile::VmmTripsRecorded()
+};
 
 // The host ISAs a rule is about: x86 rules (APIC, MSRs, DRs) are not checked on an arm64 trace, nor
 // arm64's (system registers) on an x86 one; kAny rules run on every trace.
@@ -90,7 +95,7 @@ struct Rule {
   std::string_view title;
   std::string_view fix;
   // Which exits the pattern is about.
-  bool (*match)(const AdvisedExit& e, const ExitProfile& p);
+  bool (*match)(const AdvisedExit& e, const MatchContext& c);
   uint64_t min_exits;  // fewer matched exits: not a pattern worth a line
   double min_share;    // of total exit time; below it (and below kMinCountShare of exits) not worth doing
   Removes removes;     // what the fix takes away
@@ -100,6 +105,8 @@ struct Rule {
   // From the bench's round trips (source kBench), or nullptr when no bench test measures this fix.
   Pricing (*bench_price)(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b);
   RuleIsa isa = RuleIsa::kAny;
+  // The state price/evidence read beyond the common counts, kept per rule while the trace streams by.
+  SummarySpec summary = {};
 };
 
 std::span<const Rule> AdviseRules();
@@ -131,14 +138,15 @@ struct Advice {
   std::string symbols;  // GuestSymbolizer::Describe()
 };
 
-Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench = nullptr,
-                  std::span<const Rule> rules = AdviseRules());
+// The rules are the profile's (ExitCollector's): their summaries were built while the trace streamed.
+Advice RunAdvisor(const ExitProfile& profile, const GuestSymbolizer& symbols, const BenchCosts* bench = nullptr);
 
 // Shared helpers for rule functions. Costs are handling times of timed exits (blocked time excluded).
-uint64_t SumHandlingNs(const MatchedExits& m);
-uint64_t TimedCount(const MatchedExits& m);
-std::string FormatPercent(double fraction);        // "12.3 %"
-uint64_t MedianHandlingNs(const MatchedExits& m);  // of the timed ones; 0 when none is timed
+inline uint64_t SumHandlingNs(const ExitSetStats& m) { return m.sum_ns; }
+inline uint64_t TimedCount(const ExitSetStats& m) { return m.timed; }
+std::string FormatPercent(double fraction);  // "12.3 %"
+// Of the timed ones; 0 when none is timed.
+inline uint64_t MedianHandlingNs(const ExitSetStats& m) { return m.handling.Median(); }
 Pricing Unpriced(std::string why);
 
 // The busiest host vCPU thread among the matched exits: its exit rate over its own active span (first
@@ -151,10 +159,7 @@ struct ThreadRate {
   bool own_span = true;  // false: the trace's span was used
   size_t threads = 0;    // threads with matched exits
 };
-ThreadRate BusiestThread(const MatchedExits& m, const ExitProfile& p);
+ThreadRate BusiestThread(const ExitSetStats& m, const ExitProfile& p);
 std::string DescribeRate(const ThreadRate& r);
-// Splits a thread's matched exits into back-to-back bursts: an exit joins the burst when it starts
-// within gap_ns of the previous one's end and no other exit of that thread came between.
-std::vector<MatchedExits> Bursts(const MatchedExits& m, const ExitProfile& p, uint64_t gap_ns);
 
 }  // namespace exitscope

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "advise/advisor.h"
+#include "symbols/guest_symbolizer.h"
+
 namespace exitscope {
 namespace {
 
@@ -10,12 +13,24 @@ constexpr uint32_t kKvmTraceMmioWrite = 2;
 
 }  // namespace
 
+ExitCollector::ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics, std::span<const Rule> rules)
+    : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this), vms_(*meta) {
+  profile_.rules = rules.empty() ? AdviseRules() : rules;
+  for (const Rule& r : profile_.rules) {
+    profile_.matched.push_back(std::make_unique<MatchedExits>(&r.summary));
+    profile_.matched.push_back(r.summary.vmm_dependent ? std::make_unique<MatchedExits>(&r.summary) : nullptr);
+  }
+}
+
 void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   profile_.has_event[static_cast<int>(e.kind)] = true;
   if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
   if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
-  if (e.kind == EventKind::kExit) apic_[e.tid] = ApicAccess{};
-  if (e.kind == EventKind::kApic) apic_[e.tid] = ApicAccess{true, e.write, e.aux};
+  if (e.kind == EventKind::kExit) {
+    if (auto it = apic_.find(e.tid); it != apic_.end()) it->second.seen = false;
+  } else if (e.kind == EventKind::kApic) {
+    apic_[e.tid] = ApicAccess{true, e.write, e.aux};
+  }
 }
 
 void ExitCollector::Keep(const ExitSample& s, bool timed) {
@@ -81,25 +96,74 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
   // The one thread -> VM / vCPU identity (analysis/vm_grouper.h), as report --by vm / --vcpu read it.
   x.vm = vms_.VmId(s.tid);
   if (auto v = vms_.VcpuIndex(s.tid, s.vcpu_id)) x.vcpu = *v;
+  ++profile_.exits;
   if (timed) {
     ++profile_.timed_exits;
     profile_.total_exit_ns += x.handling_ns;
     profile_.blocked_ns += x.dur_ns - x.handling_ns;
   }
-  ThreadActivity& t = profile_.threads[x.tid];
+  auto [it, fresh] = profile_.threads.try_emplace(x.tid);
+  ThreadActivity& t = it->second;
+  if (fresh) t.index = static_cast<uint32_t>(profile_.threads.size() - 1);
   if (t.exits++ == 0 || x.ts_ns < t.first_ts_ns) t.first_ts_ns = x.ts_ns;
   t.last_ts_ns = std::max(t.last_ts_ns, x.ts_ns + x.dur_ns);
   if (t.vcpu < 0) t.vcpu = x.vcpu;
-  profile_.exits.push_back(x);
+  Fold(x, t.index);
+}
+
+// The exit goes into the trace-wide figures and into each rule's summary, then is dropped. Samples
+// arrive in entry order across threads but in exit order within a thread (one open exit per thread in
+// the pairer), which is the only order the rules' sequence state reads.
+void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
+  if (x.isa != Isa::kUnknown) profile_.isas.insert(x.isa);
+  if (x.userspace) {
+    ++profile_.vmm_exits;
+    profile_.vmm_time_ns += x.handling_ns;
+  }
+  ExitProfile::ClassStats& c = profile_.classes[x.exit_class];
+  ++c.exits;
+  c.time_ns += x.handling_ns;
+  // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
+  // vCPU's wait is no handling) and in_kernel leaves HLT out, so the most frequent class is spared.
+  if (x.timed && x.exit_class != ExitClass::kHlt) (x.userspace ? c.vmm_part : c.kernel_part).Add(x.handling_ns);
+  if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
+    site_rips_.insert({x.rip, x.exit_class});
+  // Once the trace has shown an event that records VMM trips it does for good: the summaries kept for
+  // "not recorded" are dropped and no longer fed.
+  const bool vmm_known = profile_.VmmTripsRecorded();
+  for (size_t i = 0; i < profile_.rules.size(); ++i) {
+    const Rule& r = profile_.rules[i];
+    if (vmm_known && r.summary.vmm_dependent && profile_.matched[2 * i]) profile_.matched[2 * i].reset();
+    for (int known = 0; known < 2; ++known) {
+      MatchedExits* m = profile_.matched[2 * i + known].get();
+      if (!m) continue;
+      const bool hit = r.match(x, MatchContext{known == 1});
+      if (hit || r.summary.Sequential()) m->Observe(x, thread, hit);
+    }
+  }
 }
 
 ExitProfile ExitCollector::Finish() {
   pairer_.Finish();
   if (diagnostics_) MarkPartial(*diagnostics_, &profile_);
-  // Samples arrive at entry time; rules walk exits in the order they happened.
-  std::stable_sort(profile_.exits.begin(), profile_.exits.end(),
-                   [](const AdvisedExit& a, const AdvisedExit& b) { return a.ts_ns < b.ts_ns; });
+  for (auto& m : profile_.matched) {
+    if (m) m->Finish();
+  }
+  for (auto& [cls, c] : profile_.classes) {
+    c.handling.Merge(c.kernel_part);
+    c.handling.Merge(c.vmm_part);
+    profile_.in_kernel.Merge(c.kernel_part);
+  }
+  profile_.site_rips.clear();
+  for (const auto& [rip, cls] : site_rips_) profile_.site_rips.push_back({rip, cls});
   return std::move(profile_);
+}
+
+size_t ExitProfile::RetainedEntries() const {
+  size_t n = threads.size() + site_rips.size() + in_kernel.distinct() + isas.size();
+  for (const auto& [c, s] : classes) n += 1 + s.handling.distinct() + s.kernel_part.distinct() + s.vmm_part.distinct();
+  for (const auto& m : matched) n += m ? m->RetainedEntries() : 0;
+  return n;
 }
 
 void MarkPartial(const Diagnostics& diagnostics, ExitProfile* profile) {

@@ -2,18 +2,26 @@
 // index, port, MMIO address, a trip to the VMM, a page fault). Rules read only this, so they can be
 // unit-tested on synthetic exits and fed from any source.
 // In: KvmEvents in time order (any reader), paired by analysis/exit_pairer (the same ExitSamples and
-// diagnostics as `report`). Out: AdvisedExits in exit-time order plus totals — the untimed exits too
-// (entry lost or never recorded: a kvm_exit-only capture still has counts, rates and RIPs to advise on).
+// diagnostics as `report`). Out: totals, per-class and per-thread figures and, per rule, the bounded
+// summary of the exits it matched (advise/exit_summary.h) — the untimed exits too (entry lost or never
+// recorded: a kvm_exit-only capture still has counts, rates and RIPs to advise on). No exit is kept:
+// memory is flat in the trace's length (issue 18); each exit is folded in as the pairer emits it.
 // Assumption: kvm_exit … kvm_entry on one host thread bracket one exit; the kvm events between them on
 // that thread (kvm_msr, kvm_pio, kvm_mmio, kvm_userspace_exit, kvm_page_fault, kvm_apic) belong to it.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "advise/advised_exit.h"
+#include "advise/bounded_stats.h"
+#include "advise/exit_summary.h"
 #include "decode/exit_reason_codes.h"
 #include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
@@ -22,51 +30,23 @@
 #include "model/kvm_event.h"
 #include "model/trace_meta.h"
 #include "model/event_source.h"
+#include "symbols/kaslr_slide.h"
 
 namespace exitscope {
 
-struct AdvisedExit {
-  uint64_t ts_ns = 0;        // kvm_exit
-  bool timed = true;         // paired with its kvm_entry; untimed exits have dur_ns = handling_ns = 0
-  uint64_t dur_ns = 0;       // kvm_exit → next kvm_entry on the same thread (HLT: the sleep's length)
-  uint64_t handling_ns = 0;  // dur_ns minus the time the vCPU was blocked: what costs and shares use
-  int64_t vm = -1;           // VM id (analysis/vm_grouper.h VmId: the VMM process when known)
-  int32_t tid = -1;          // host vCPU thread
-  int32_t vcpu = -1;
-  int32_t cpu = -1;
-  Isa isa = Isa::kUnknown;
-  uint32_t reason = 0;
-  ExitClass exit_class = ExitClass::kOther;
-  uint64_t rip = 0, info1 = 0, info2 = 0;
-  // What the handling showed (set when the trace has those events).
-  bool has_msr = false, msr_write = false;
-  uint32_t msr = 0;
-  bool has_pio = false, pio_write = false;
-  uint32_t port = 0;
-  bool has_mmio = false, mmio_write = false, fast_mmio = false;
-  uint64_t gpa = 0;
-  bool userspace = false;  // kvm_userspace_exit: KVM_RUN returned to the VMM
-  uint32_t userspace_reason = 0;
-  bool page_fault = false;
-  uint64_t fault_addr = 0;
-  bool has_apic = false, apic_write = false;
-  uint32_t apic_reg = 0;
-  // arm64: the trapped system register (kvm_sys_access, or kvm_handle_sys_reg's ESR), a WFE.
-  bool has_sysreg = false, sysreg_write = false;
-  uint32_t sysreg = 0;  // sys_reg() encoding (decode/arm64_exit_codes.h)
-  bool wfe = false;
-};
+struct Rule;  // advise/advisor.h
 
 // One host vCPU thread's exits, for rates per thread (not diluted over the other vCPUs and VMs).
 struct ThreadActivity {
   int32_t vcpu = -1;
   uint64_t exits = 0;
   uint64_t first_ts_ns = 0, last_ts_ns = 0;  // its first exit, its last exit's end
+  uint32_t index = 0;                        // dense, in order of first exit: rules' sequence state
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
 };
 
 struct ExitProfile {
-  std::vector<AdvisedExit> exits;  // by exit time, timed and untimed
+  uint64_t exits = 0;  // timed and untimed
   uint64_t timed_exits = 0;
   uint64_t total_exit_ns = 0;  // handling time of the timed exits (blocked time excluded)
   uint64_t blocked_ns = 0;     // time vCPUs were blocked inside exits (HLT/MWAIT waiting for work)
@@ -78,7 +58,33 @@ struct ExitProfile {
   std::vector<std::string> partial_counters;
   // Which event kinds the trace had at all: a rule that needs kvm_msr says so when it is missing.
   bool has_event[static_cast<int>(EventKind::kCount)] = {};
-  ExitRun run;  // what the driver saw (CollectExits), for the context block
+  ExitRun run;                              // what the driver saw (CollectExits), for the context block
+  std::set<Isa> isas;                       // of the exits
+  uint64_t vmm_exits = 0, vmm_time_ns = 0;  // exits that went out to the VMM (kvm_userspace_exit)
+  struct ClassStats {
+    uint64_t exits = 0, time_ns = 0;
+    // Its timed exits' handling, kept apart by whether they went out to the VMM so one insert per
+    // exit serves both the class's median (host-noise) and in_kernel; `handling` joins them at Finish.
+    ValueHistogram kernel_part, vmm_part;
+    ValueHistogram handling;
+  };
+  std::map<ExitClass, ClassStats> classes;
+  // Handling times of the timed exits KVM kept in the kernel (as far as the trace tells), HLT aside:
+  // the trace's own price of a cheap exit (rule_support CheapExitNs, FastPathNs).
+  ValueHistogram in_kernel;
+  // Distinct guest-kernel (RIP, class) pairs for the KASLR slide vote (symbols/kaslr_slide.h), capped.
+  static constexpr size_t kSiteRipCap = 1 << 16;
+  std::vector<SiteRip> site_rips;
+  // The rules the exits were matched against (AdviseRules() unless a test gave its own) and, per rule,
+  // what it matched; a rule whose match depends on VmmTripsRecorded() is kept under both answers.
+  std::span<const Rule> rules;
+  std::vector<std::unique_ptr<MatchedExits>> matched;  // 2 per rule: [vmm unknown, vmm recorded]
+  // Entries held in all of the above (exits are not: none is kept), for tests of flat memory.
+  size_t RetainedEntries() const;
+  const MatchedExits& Matched(size_t rule) const {
+    const auto& alt = matched[2 * rule + 1];
+    return alt && VmmTripsRecorded() ? *alt : *matched[2 * rule];
+  }
   uint64_t SpanNs() const { return last_ts_ns > first_ts_ns ? last_ts_ns - first_ts_ns : 0; }
   bool Has(EventKind k) const { return has_event[static_cast<int>(k)]; }
   // Whether the trace would show a trip to the VMM: it has kvm_userspace_exit events, or KVM's
@@ -97,8 +103,8 @@ struct ExitProfile {
 // pipeline driver instead, as event tap (kvm_apic, which kinds were recorded, the span) and exit sink.
 class ExitCollector : public ExitSampleSink, public KvmEventTap {
  public:
-  ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics)
-      : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this), vms_(*meta) {}
+  // rules: AdviseRules() when empty.
+  ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics, std::span<const Rule> rules = {});
   void Add(const KvmEvent& e) {
     OnKvmEvent(e);
     pairer_.OnEvent(e);
@@ -115,11 +121,13 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
     uint32_t reg = 0;
   };
   void Keep(const ExitSample& s, bool timed);
+  void Fold(const AdvisedExit& x, uint32_t thread);
   const TraceMeta* meta_;
   const Diagnostics* diagnostics_;
   ExitPairer pairer_;
   VmGrouper vms_;
   std::unordered_map<int32_t, ApicAccess> apic_;
+  std::set<std::pair<uint64_t, ExitClass>> site_rips_;
   ExitProfile profile_;
 };
 

@@ -27,37 +27,15 @@ std::string MsrLabel(uint32_t msr) {
   return fmt::format("{:#x}", msr);
 }
 
-uint64_t MedianNs(std::vector<uint64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-uint64_t QuantileNs(std::vector<uint64_t> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = static_cast<size_t>(q * (v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + k, v.end());
-  return v[k];
-}
-
-// Handling times of the timed exits KVM kept in the kernel (as far as the trace tells), HLT aside.
-std::vector<uint64_t> InKernelHandling(const ExitProfile& p) {
-  std::vector<uint64_t> v;
-  for (const auto& e : p.exits) {
-    if (e.timed && !e.userspace && e.exit_class != ExitClass::kHlt) v.push_back(e.handling_ns);
-  }
-  return v;
-}
-
 // The cost of an exit KVM handles without leaving the kernel: the median of the trace's own
 // in-kernel, non-HLT exits. Used to price a fix that turns an expensive exit into a cheap one.
-uint64_t CheapExitNs(const ExitProfile& p) { return MedianNs(InKernelHandling(p)); }
+uint64_t CheapExitNs(const ExitProfile& p) { return p.in_kernel.Median(); }
 // What CheapExitNs is, said only as far as the trace knows: without kvm_userspace_exit the exits
 // that went out to the VMM cannot be told apart.
 std::string CheapExitLabel(const ExitProfile& p) {
   return p.VmmTripsRecorded() ? "median in-kernel exit" : "median non-HLT exit";
 }
-uint64_t FastPathNs(const ExitProfile& p) { return QuantileNs(InKernelHandling(p), kFastPathQuantile); }
+uint64_t FastPathNs(const ExitProfile& p) { return p.in_kernel.Quantile(kFastPathQuantile); }
 
 std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p) {
   uint64_t timed = TimedCount(m);
@@ -87,12 +65,8 @@ Pricing BenchInKernelExit(const MatchedExits& m, const ExitProfile&, const Bench
   return BenchEach(m.size(), b.RoundTripNs(kBenchInKernelExit), "an in-kernel exit's round trip (cpuid)");
 }
 // An MSR access's round trip by direction: RDMSR/WRMSR of IA32_TSC_DEADLINE, which KVM answers itself.
-Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile&, const BenchCosts& b) {
-  uint64_t reads = 0, writes = 0;
-  for (const AdvisedExit* e : m) {
-    bool write = e->has_msr ? e->msr_write : e->exit_class != ExitClass::kMsrRead;
-    (write ? writes : reads) += 1;
-  }
+Pricing BenchMsrExitOf(const ExitSetStats& m, const BenchCosts& b) {
+  const uint64_t writes = m.msr_writes, reads = m.n - m.msr_writes;
   auto r = b.RoundTripNs(kBenchMsrRead), w = b.RoundTripNs(kBenchMsrWrite);
   if ((reads && !r) || (writes && !w)) return Unpriced("the bench has no usable in-kernel MSR test");
   Pricing pr;
@@ -102,6 +76,25 @@ Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile&, const BenchCosts
                        FormatDuration(w.value_or(0)), reads, FormatDuration(r.value_or(0)));
   pr.confidence = Confidence::kLow;
   return pr;
+}
+
+std::string TopBy(const MatchedExits& m, std::string (*name)(const ExitKey&), size_t n) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> g;
+  for (const auto& [key, k] : m.keys.entries()) {
+    auto& v = g[name(key)];
+    v.first += k.n;
+    v.second += k.time_ns;
+  }
+  const bool timed = m.timed > 0;
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> v(g.begin(), g.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < n; ++i) {
+    out += fmt::format("{}{} ×{}", i ? ", " : "", v[i].first, v[i].second.first);
+    if (timed) out += fmt::format(" ({})", FormatDuration(v[i].second.second));
+  }
+  if (!m.keys.exact()) out += fmt::format(" (approximate: more than {} distinct keys)", m.keys.capacity());
+  return out;
 }
 
 }  // namespace exitscope::rules

@@ -1,7 +1,7 @@
 // What the rule table (advise_rules.cc) is written with: MSR names, the trace's reference costs
 // (a median in-kernel exit, a fast-path exit), the common evidence lines, and the bench prices several
-// rules share. In: matched exits and the profile. Out: numbers and human lines. Assumption: costs are
-// handling times of timed exits; an untimed exit adds to counts and rates only.
+// rules share. In: a rule's matched-exit summary (advise/exit_summary.h) and the profile. Out: numbers and human lines.
+// Assumption: costs are handling times of timed exits; an untimed exit adds to counts and rates only.
 #pragma once
 
 #include <fmt/format.h>
@@ -42,14 +42,11 @@ bool IsMsrExit(const AdvisedExit& e);
 bool IsPmuMsr(uint32_t msr);
 std::string MsrLabel(uint32_t msr);  // "IA32_TSC_DEADLINE (0x6e0)", "PMU 0xc1", "0x1234"
 
-uint64_t MedianNs(std::vector<uint64_t> v);
-uint64_t QuantileNs(std::vector<uint64_t> v, double q);
-// Handling times of the timed exits KVM kept in the kernel (as far as the trace tells), HLT aside.
-std::vector<uint64_t> InKernelHandling(const ExitProfile& p);
-// The median of InKernelHandling: the price of a fix that turns an expensive exit into a cheap one.
+// The median of ExitProfile::in_kernel (timed exits KVM kept in the kernel, HLT aside): the price of
+// a fix that turns an expensive exit into a cheap one.
 uint64_t CheapExitNs(const ExitProfile& p);
 std::string CheapExitLabel(const ExitProfile& p);  // what CheapExitNs is, as far as the trace knows
-uint64_t FastPathNs(const ExitProfile& p);         // kFastPathQuantile of InKernelHandling
+uint64_t FastPathNs(const ExitProfile& p);         // kFastPathQuantile of ExitProfile::in_kernel
 
 // exits, exit time, mean per exit, and the busiest thread's rate.
 std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p);
@@ -58,27 +55,13 @@ std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p)
 Pricing BenchEach(uint64_t n, std::optional<uint64_t> each, std::string_view what);
 Pricing BenchInKernelExit(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b);
 // An MSR access's round trip by direction: RDMSR/WRMSR of IA32_TSC_DEADLINE, which KVM answers itself.
-Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile& p, const BenchCosts& b);
-
-// Groups matched exits by a key and lists the top few with count and time.
-template <typename KeyFn>
-std::string TopBy(const MatchedExits& m, KeyFn key, size_t n = 3) {
-  std::map<std::string, std::pair<uint64_t, uint64_t>> g;
-  bool timed = false;
-  for (const AdvisedExit* e : m) {
-    auto& v = g[key(*e)];
-    ++v.first;
-    v.second += e->handling_ns;
-    timed |= e->timed;
-  }
-  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> v(g.begin(), g.end());
-  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < n; ++i) {
-    out += fmt::format("{}{} ×{}", i ? ", " : "", v[i].first, v[i].second.first);
-    if (timed) out += fmt::format(" ({})", FormatDuration(v[i].second.second));
-  }
-  return out;
+Pricing BenchMsrExitOf(const ExitSetStats& m, const BenchCosts& b);
+inline Pricing BenchMsrExit(const MatchedExits& m, const ExitProfile&, const BenchCosts& b) {
+  return BenchMsrExitOf(m, b);
 }
+
+// The matched exits grouped by the rule's key (SummarySpec::key), named by `name`; the top few by time
+// with count (and time when any is timed). Keys with the same name are one group.
+std::string TopBy(const MatchedExits& m, std::string (*name)(const ExitKey&), size_t n = 3);
 
 }  // namespace exitscope::rules

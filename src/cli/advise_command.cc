@@ -116,11 +116,7 @@ int RunAdviseCommand(int argc, char** argv) {
 
   GuestSymbolizer symbols;
   if (sym.any()) {
-    std::vector<SiteRip> rips;
-    for (const auto& e : profile.exits) {
-      if (GuestSymbolizer::IsKernel(e.rip)) rips.push_back({e.rip, e.exit_class});
-    }
-    auto loaded = GuestSymbolizer::Load(sym, rips);
+    auto loaded = GuestSymbolizer::Load(sym, profile.site_rips);
     if (!loaded) return PrintError(loaded.error());
     symbols = std::move(loaded.value());
   }

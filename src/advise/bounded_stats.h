@@ -1,0 +1,125 @@
+// Bounded-memory statistics the streaming advisor keeps instead of every exit (issue 18): a value
+// histogram that answers quantiles and "sum of the excess over c" exactly while it holds few distinct
+// values and to a stated relative precision after, and a top-K table of keys exact up to its
+// capacity. In: one value / key per exit. Out: the figures the rules print.
+// Assumption: the number of distinct handling times and of distinct RIPs/keys on a real trace stays
+// under the capacities (so every golden figure is exact); a pathological trace costs precision, never
+// memory — each structure's footprint is capped whatever the trace's length.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace exitscope {
+
+// Counts per uint64 key in one open-addressing table (linear probing, power-of-two size, load ≤ 1/2).
+// The key ~0 is reserved as the empty slot marker.
+class FlatCounts {
+ public:
+  void Add(uint64_t key, uint64_t count = 1);
+  size_t size() const { return size_; }
+  size_t slots() const { return slots_.size(); }
+  void clear() {
+    slots_.clear();
+    size_ = 0;
+  }
+  // Every (key, count), in no particular order.
+  std::vector<std::pair<uint64_t, uint64_t>> Entries() const;
+
+ private:
+  static constexpr uint64_t kEmpty = ~0ull;
+  void Grow();
+  std::vector<std::pair<uint64_t, uint64_t>> slots_;
+  size_t size_ = 0;
+};
+
+// Values (ns) with their counts. Exact while at most `cap` distinct values were added; past that the
+// values are rounded to `precision_bits` significant bits (bucket midpoints), the precision dropping
+// one bit at a time until the distinct buckets fit in cap / 2 again. So memory is O(cap) whatever
+// the count, and a quantile is off by at most 2^-precision_bits relative once inexact.
+class ValueHistogram {
+ public:
+  static constexpr size_t kDefaultCap = 1 << 15;
+  explicit ValueHistogram(size_t cap = kDefaultCap) : cap_(cap) {}
+  void Add(uint64_t v, uint64_t n = 1) {
+    counts_.Add(Quantize(v), n);
+    count_ += n;
+    if (counts_.size() > cap_) Coarsen();
+  }
+  // Adds every value of `other` (at the coarser of the two precisions).
+  void Merge(const ValueHistogram& other) {
+    if (other.bits_ < bits_) Requantize(other.bits_);
+    for (const auto& [v, n] : other.counts_.Entries()) Add(v, n);
+  }
+  uint64_t count() const { return count_; }
+  bool exact() const { return bits_ == 64; }
+  int precision_bits() const { return bits_; }
+  size_t distinct() const { return counts_.size(); }
+  // The k-th smallest value (0-based), as a sorted vector's v[k]; 0 when empty.
+  uint64_t KthSmallest(uint64_t k) const;
+  // As a sorted vector v of the values: the median v[n / 2], a quantile v[floor(q · (n − 1))].
+  uint64_t Median() const { return count_ ? KthSmallest(count_ / 2) : 0; }
+  uint64_t Quantile(double q) const {
+    return count_ ? KthSmallest(static_cast<uint64_t>(q * static_cast<double>(count_ - 1))) : 0;
+  }
+  // Σ max(0, v − c) over the values.
+  uint64_t ExcessOver(uint64_t c) const;
+
+ private:
+  uint64_t Quantize(uint64_t v) const;
+  void Coarsen();
+  void Requantize(int bits);
+  size_t cap_;
+  int bits_ = 64;  // significant bits kept; 64 = exact
+  uint64_t count_ = 0;
+  FlatCounts counts_;
+};
+
+// Per-key aggregates, exact while at most `cap` distinct keys were seen. Past that, when the table is
+// full the lighter half (by the caller's weight) is dropped and `dropped` remembers the heaviest
+// weight dropped: a key's figures are then lower bounds, and any key heavier than that bound in
+// total is still held (the "lossy counting" guarantee). exact() says which case a table is in.
+template <typename Key, typename Value, typename Hash = std::hash<Key>>
+class TopKTable {
+ public:
+  explicit TopKTable(size_t cap) : cap_(cap) {}
+  // The entry for key, inserted (value-initialised) if new. weight(value) orders eviction.
+  template <typename WeightFn>
+  Value& At(const Key& key, WeightFn weight) {
+    auto it = map_.find(key);
+    if (it != map_.end()) return it->second;
+    if (map_.size() >= cap_) Evict(weight);
+    return map_[key];
+  }
+  bool exact() const { return dropped_keys_ == 0; }
+  uint64_t dropped_keys() const { return dropped_keys_; }
+  uint64_t dropped_max_weight() const { return dropped_max_weight_; }
+  size_t size() const { return map_.size(); }
+  size_t capacity() const { return cap_; }
+  const std::unordered_map<Key, Value, Hash>& entries() const { return map_; }
+
+ private:
+  template <typename WeightFn>
+  void Evict(WeightFn weight) {
+    std::vector<std::pair<uint64_t, Key>> w;
+    w.reserve(map_.size());
+    for (const auto& [k, v] : map_) w.emplace_back(weight(v), k);
+    const size_t keep = cap_ / 2;
+    std::nth_element(w.begin(), w.begin() + (w.size() - keep), w.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < w.size() - keep; ++i) {
+      dropped_max_weight_ = std::max(dropped_max_weight_, w[i].first);
+      map_.erase(w[i].second);
+      ++dropped_keys_;
+    }
+  }
+  size_t cap_;
+  uint64_t dropped_keys_ = 0, dropped_max_weight_ = 0;
+  std::unordered_map<Key, Value, Hash> map_;
+};
+
+}  // namespace exitscope
