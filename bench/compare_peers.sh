@@ -64,7 +64,7 @@ fl_zstd=$(floor zstd "$RAW")
 fl_zlib=$(floor zlib "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
-echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -h "$DAT" | cut -f1) trace.dat zstd, $(du -h "$RAW" | cut -f1) uncompressed, $(du -h "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -hL "$DAT" | cut -f1) trace.dat zstd, $(du -hL "$RAW" | cut -f1) uncompressed, $(du -hL "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 printf '%-40s %8s %8s %10s %9s %10s %10s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "vs perf" "vs tc"
 row() {
   awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v pk="$pk_wall" -v tc="$tc_wall" -v ev="$EVENTS" 'BEGIN{

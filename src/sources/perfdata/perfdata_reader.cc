@@ -440,6 +440,7 @@ void PerfDataFile::ScanRecords() {
     pos = next;
   }
   records_end_ = pos;
+  if (input_->mapped()) ReleaseData(released, end);
   BumpScanLosses(stats_, diagnostics_);
 }
 

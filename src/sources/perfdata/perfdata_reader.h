@@ -7,6 +7,7 @@
 // Assumption: a little-endian host; a big-endian (swapped-magic) file is detected and refused.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -80,7 +81,9 @@ class PerfDataFile {
   bool mapped() const { return input_->mapped(); }
   // Drops the resident pages of data()[begin, end) (MappedFile::Release): they are read again from
   // the page cache if touched, so spans into them stay valid.
+  // `end` past data() is taken as its end.
   void ReleaseData(uint64_t begin, uint64_t end) const {
+    end = std::min<uint64_t>(end, data_.size());
     if (end > begin) input_->Release(data_offset_ + begin, end - begin);
   }
   // The u64 at data()[offset] (0-filled past the file's end): a LOST record's count field.
