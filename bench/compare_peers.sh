@@ -7,7 +7,10 @@
 # The real run is ../shared/traces/nested-svm-6.1/dual-5000 (375,873 events in each file); it is
 # repeated REPEAT times (default 27 → 10.1 M events) with shifted timestamps by bench/tracedat_scale
 # and bench/perfdata_scale.py. Prints wall/CPU time, events/s, peak RSS (GNU time) and the ratios,
-# then exitscope's peak RSS at 1×, REPEAT/3× and REPEAT× (flat memory).
+# then exitscope's peak RSS at 1×, REPEAT/3× and REPEAT× (flat memory). Beside them the floor
+# (bench_floor, bench/floor.cc): the time to merely touch the perf.data's and the uncompressed
+# trace's bytes, or to decompress the trace's bytes (zstd, zlib), on all cores — every figure is
+# also stated as a multiple of it.
 #   bench/compare_peers.sh                  # REPEAT=27, files in /tmp/exitscope-bench
 #   REPEAT=54 RUNS=5 bench/compare_peers.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR (/tmp/exitscope-bench), RUNS (best of, 3), SLOW_RUNS (trace-cmd, 1).
@@ -22,7 +25,7 @@ RUN=${EXITSCOPE_SHARED_DIR:-../shared}/traces/nested-svm-6.1/dual-5000
 EVENTS_PER_RUN=375873   # dual-5000/counts.txt: every event, in trace.dat and in perf.data
 [ -x /usr/bin/time ] || { echo "needs GNU time (Debian package 'time'; scripts/install-deps.sh)"; exit 69; }
 mkdir -p "$DIR"
-cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale >/dev/null
+cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale bench_floor >/dev/null
 
 scaled() {  # $1 = repeat → path of the scaled trace.dat
   local f=$DIR/dual-5000-x$1.dat
@@ -51,10 +54,17 @@ best_of() {
 read -r es_wall es_cpu es_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$DAT")
 read -r raw_wall raw_cpu raw_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$RAW")
 read -r raw1_wall raw1_cpu raw1_rss < <(best_of "$RUNS" "$BUILD/exitscope" report -j 1 "$RAW")
+read -r pd_wall pd_cpu pd_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$PERF")
+read -r pd1_wall pd1_cpu pd1_rss < <(best_of "$RUNS" "$BUILD/exitscope" report -j 1 "$PERF")
 read -r pk_wall pk_cpu pk_rss < <(best_of "$RUNS" perf kvm -i "$PERF" stat report --event=vmexit)
+floor() { "$BUILD/bench_floor" --runs "$RUNS" "$@" | sed -E 's/.*, ([0-9.]+) s .*/\1/'; }
+fl_touch_perf=$(floor touch "$PERF")
+fl_touch_raw=$(floor touch "$RAW")
+fl_zstd=$(floor zstd "$RAW")
+fl_zlib=$(floor zlib "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
-echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -h "$DAT" | cut -f1) trace.dat zstd, $(du -h "$RAW" | cut -f1) uncompressed, $(du -h "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -hL "$DAT" | cut -f1) trace.dat zstd, $(du -hL "$RAW" | cut -f1) uncompressed, $(du -hL "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 printf '%-40s %8s %8s %10s %9s %10s %10s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "vs perf" "vs tc"
 row() {
   awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v pk="$pk_wall" -v tc="$tc_wall" -v ev="$EVENTS" 'BEGIN{
@@ -63,22 +73,34 @@ row() {
 row "exitscope report (zstd)" "$es_wall" "$es_cpu" "$es_rss"
 row "exitscope report (uncompressed)" "$raw_wall" "$raw_cpu" "$raw_rss"
 row "exitscope report -j 1 (uncompressed)" "$raw1_wall" "$raw1_cpu" "$raw1_rss"
+row "exitscope report (perf.data)" "$pd_wall" "$pd_cpu" "$pd_rss"
+row "exitscope report -j 1 (perf.data)" "$pd1_wall" "$pd1_cpu" "$pd1_rss"
 row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
 row "trace-cmd report > /dev/null (zstd)" "$tc_wall" "$tc_cpu" "$tc_rss"
 echo "(vs perf / vs tc: how many times faster than perf kvm stat report / trace-cmd report, in wall time)"
+echo "floor, all $(nproc) cores (bench_floor): touch perf.data $fl_touch_perf s, touch uncompressed trace.dat $fl_touch_raw s, zstd decompress of its bytes $fl_zstd s, zlib $fl_zlib s"
+awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
+    -v zs="$fl_zstd" 'BEGIN{
+  printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes; ", pd / tp, pk / tp
+  printf "zstd trace.dat %.1fx the zstd decompression; uncompressed %.1fx the touch\n", es / zs, raw / tr }'
 
 # Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
 es_exits=$("$BUILD/exitscope" report "$DAT" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 raw_exits=$("$BUILD/exitscope" report "$RAW" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
+pd_exits=$("$BUILD/exitscope" report "$PERF" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 pk_exits=$(perf kvm -i "$PERF" stat report --event=vmexit 2>&1 | awk -F'[:,]' '/Total Samples/{print $2}')
-echo "timed exits: exitscope $es_exits (zstd), $raw_exits (uncompressed), perf kvm stat $pk_exits"
+echo "timed exits: exitscope $es_exits (zstd), $raw_exits (uncompressed), $pd_exits (perf.data), perf kvm stat $pk_exits"
 
-echo "exitscope peak RSS as the trace grows (zstd; uncompressed, default threads):"
+echo "exitscope peak RSS as the trace grows (zstd; uncompressed; perf.data — default threads):"
 for r in 1 $((REPEAT / 3)) "$REPEAT"; do
-  f=$(scaled "$r") raw=$DIR/dual-5000-x$r-v6.dat
+  f=$(scaled "$r") raw=$DIR/dual-5000-x$r-v6.dat pf=$DIR/dual-5000-x$r.perf.data
   [ -s "$raw" ] || trace-cmd convert -i "$f" -o "$raw" --file-version 6 >/dev/null 2>&1
+  [ -s "$pf" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$pf" "$r"
   read -r w c rss < <(best_of 1 "$BUILD/exitscope" report "$f")
   read -r rw rc rrss < <(best_of 1 "$BUILD/exitscope" report "$raw")
-  awk -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v rss="$rss" -v w="$w" -v rrss="$rrss" -v rw="$rw" 'BEGIN{
-    printf "  x%-3d %10d events  %6.0f MB %6.2f s;  %6.0f MB %6.2f s\n", r, e, rss / 1024, w, rrss / 1024, rw }'
+  read -r pw pc prss < <(best_of 1 "$BUILD/exitscope" report "$pf")
+  awk -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v rss="$rss" -v w="$w" -v rrss="$rrss" -v rw="$rw" -v prss="$prss" \
+      -v pw="$pw" 'BEGIN{
+    printf "  x%-3d %10d events  %6.0f MB %6.2f s;  %6.0f MB %6.2f s;  %6.0f MB %6.2f s\n", r, e, rss / 1024, w,
+           rrss / 1024, rw, prss / 1024, pw }'
 done

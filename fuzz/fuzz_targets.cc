@@ -22,6 +22,7 @@
 #include "pipeline/tracedat_reader.h"
 #include "pipeline/tracedat_slices.h"
 #include "pipeline/input_detector.h"
+#include "pipeline/perfdata_rounds.h"
 
 namespace exitscope {
 
@@ -179,6 +180,29 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
   return 0;
 }
 
+// The parallel perf.data reader against the sequential one (a differential target): the input is
+// read with every FINISHED_ROUND a chunk boundary on 2 threads and with the sequential reader
+// (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics and the time span must
+// be identical: a difference aborts. The input's last byte picks Next or NextBatch.
+// Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
+int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
+  auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);
+  if (!parallel.ok() || PerfChunkCount(**parallel) == 0) return 0;
+  bool batches = size && (data[size - 1] & 1);
+  auto span = [](const KvmEventSource& s) {
+    return "span " + std::to_string(s.meta().first_ts_ns) + " " + std::to_string(s.meta().last_ts_ns) + "\n";
+  };
+  std::string par = ReadAllAsText(**parallel, batches);
+  par += span(**parallel);
+  auto raw = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
+  if (!raw.ok()) std::abort();
+  auto sequential = MakeDecodingSource(std::move(raw.value()));
+  std::string seq = ReadAllAsText(*sequential, false);
+  seq += span(*sequential);
+  if (seq != par) std::abort();
+  return 0;
+}
+
 const std::vector<FuzzTarget>& FuzzTargets() {
   static const std::vector<FuzzTarget> targets = {
       {"tracedat", FuzzTraceDat},
@@ -188,6 +212,7 @@ const std::vector<FuzzTarget>& FuzzTargets() {
       {"perfdata", FuzzPerfData},
       {"text", FuzzText},
       {"tracedat_sliced", FuzzTraceDatSliced},
+      {"perfdata_rounds", FuzzPerfDataRounds},
   };
   return targets;
 }

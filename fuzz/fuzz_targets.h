@@ -17,6 +17,7 @@ int FuzzTracingData(const uint8_t* data, size_t size);     // tracing-data block
 int FuzzPerfData(const uint8_t* data, size_t size);        // whole perf.data → report
 int FuzzText(const uint8_t* data, size_t size);            // trace text (3 dialects, gzip) → report
 int FuzzTraceDatSliced(const uint8_t* data, size_t size);  // sliced vs sequential trace.dat reader
+int FuzzPerfDataRounds(const uint8_t* data, size_t size);  // parallel vs sequential perf.data reader
 
 struct FuzzTarget {
   std::string name;  // fuzz/corpus/<name>, tests/data/regress/<name>

@@ -12,6 +12,7 @@
 #include "sources/mapped_file.h"
 #include "sources/perfdata/perfdata_source.h"
 #include "sources/text/text_line_reader.h"
+#include "pipeline/perfdata_rounds.h"
 #include "pipeline/text_reader.h"
 #include "pipeline/tracedat_reader.h"
 #include "pipeline/tracedat_slices.h"
@@ -129,6 +130,10 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, un
     const std::string path = input.file->path();
     input.file.reset();
     return OpenTraceDatSliced(path, threads, 0, clock);
+  }
+  // perf.data: rounds decoded on every thread (file mode; pipe mode stays sequential inside).
+  if (input.format == InputFormat::kPerfData && threads > 1) {
+    return OpenPerfDataParallel(std::move(input.file), threads, 0, clock);
   }
   auto raw = OpenRawEventSource(std::move(input), clock);
   if (!raw.ok()) return raw.error();

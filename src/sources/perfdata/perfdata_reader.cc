@@ -1,5 +1,6 @@
 #include "sources/perfdata/perfdata_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "sources/perfdata/perfdata_format.h"
@@ -9,6 +10,10 @@ namespace exitscope {
 namespace pd = perfdata;
 
 namespace {
+
+// The open-time walk releases the pages it walked over this much at a time (each release costs a
+// TLB flush on every core; a few MB at a time keeps that negligible).
+constexpr size_t kScanReleaseBytes = 8 << 20;
 
 uint64_t Ld64(const uint8_t* p) {
   uint64_t v;
@@ -59,8 +64,14 @@ Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path
 }
 
 Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics) {
+  return Open(std::move(input), diagnostics, UINT64_MAX);
+}
+
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics,
+                                                         uint64_t round_spacing) {
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
   f->input_ = std::move(input);
+  f->round_spacing_ = round_spacing;
   f->diagnostics_ = diagnostics;
   f->meta_.source_path = f->input_->path();
   if (Status st = f->ParseFileHeader(); !st) return st.error();
@@ -355,7 +366,15 @@ void PerfDataFile::ScanRecords() {
   const uint8_t* base = data_.data();
   size_t end = data_.size();
   size_t pos = 0;
+  size_t released = 0;
+  uint64_t last_round_end = 0;
   while (pos < end) {
+    // A mapped file's pages walked over leave the resident set behind the walk: a 15 GB
+    // recording must not need 15 GB of memory to be opened.
+    if (pos - released >= kScanReleaseBytes && input_->mapped()) {
+      ReleaseData(released, pos);
+      released = pos;
+    }
     if (end - pos < pd::kRecordHeaderSize) {
       diagnostics_->Bump(DiagId::kPerfdataTruncated);
       break;
@@ -382,7 +401,13 @@ void PerfDataFile::ScanRecords() {
         ++stats_.lost_records;
         if (body.size() >= 8) stats_.lost_events += Ld64(body.data());
         break;
-      case pd::kRecordFinishedRound: ++stats_.finished_rounds; break;
+      case pd::kRecordFinishedRound:
+        ++stats_.finished_rounds;
+        if (next - last_round_end >= round_spacing_) {
+          round_ends_.push_back(next);
+          last_round_end = next;
+        }
+        break;
       case pd::kRecordCompressed: ++stats_.compressed_records; break;
       case pd::kRecordHeaderAttr:
         // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
@@ -415,6 +440,7 @@ void PerfDataFile::ScanRecords() {
     pos = next;
   }
   records_end_ = pos;
+  if (input_->mapped()) ReleaseData(released, end);
   BumpScanLosses(stats_, diagnostics_);
 }
 
@@ -505,7 +531,17 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   return true;
 }
 
-bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu) const {
+uint64_t PerfDataFile::LoadDataU64(uint64_t offset) const {
+  auto bytes = input_->bytes();
+  uint64_t at = data_offset_ + offset;
+  uint8_t buf[8] = {};
+  if (at < bytes.size()) std::memcpy(buf, bytes.data() + at, std::min<uint64_t>(8, bytes.size() - at));
+  return Ld64(buf);
+}
+
+bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu,
+                                        bool* has_ts) const {
+  if (has_ts) *has_ts = false;
   if (attrs_.empty() || !attrs_[0].sample_id_all) return false;
   uint64_t st = attrs_[0].sample_type;
   // struct sample_id: {pid,tid} {time} {id} {stream_id} {cpu,res} {identifier}, at the record end.
@@ -514,7 +550,10 @@ bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t*
   if (body.size() < n * 8) return false;
   const uint8_t* p = body.data() + body.size() - n * 8;
   if (st & pd::kSampleTid) p += 8;
-  if (st & pd::kSampleTime) *ts_ns = Ld64(p), p += 8;
+  if (st & pd::kSampleTime) {
+    *ts_ns = Ld64(p), p += 8;
+    if (has_ts) *has_ts = true;
+  }
   if (st & pd::kSampleId) p += 8;
   if (st & pd::kSampleStreamId) p += 8;
   if (st & pd::kSampleCpu) *cpu = static_cast<int32_t>(Ld32(p));

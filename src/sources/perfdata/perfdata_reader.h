@@ -7,6 +7,7 @@
 // Assumption: a little-endian host; a big-endian (swapped-magic) file is detected and refused.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -56,6 +57,10 @@ class PerfDataFile {
   static Result<std::unique_ptr<PerfDataFile>> Open(const std::string& path, Diagnostics* diagnostics);
   // The same over an already opened input (MappedFile::View for fuzzers and tests).
   static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics);
+  // The same, keeping round_ends() at least `round_spacing` bytes apart (the parallel reader's cut;
+  // 0 keeps every FINISHED_ROUND).
+  static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics,
+                                                    uint64_t round_spacing);
 
   bool pipe_mode() const { return pipe_mode_; }
   const std::vector<PerfAttr>& attrs() const { return attrs_; }
@@ -69,12 +74,27 @@ class PerfDataFile {
   // Where the readable records end inside data() (before a cut-off or damaged record).
   size_t records_end() const { return records_end_; }
   uint64_t file_size() const { return input_->bytes().size(); }
+  // Offsets inside data() just past a PERF_RECORD_FINISHED_ROUND, ascending, at least the spacing
+  // Open was given apart: a reader may start a round at each of them.
+  const std::vector<uint64_t>& round_ends() const { return round_ends_; }
+  // True when data() is the page cache's (a mapped regular file, not a pipe read into memory).
+  bool mapped() const { return input_->mapped(); }
+  // Drops the resident pages of data()[begin, end) (MappedFile::Release): they are read again from
+  // the page cache if touched, so spans into them stay valid.
+  // `end` past data() is taken as its end.
+  void ReleaseData(uint64_t begin, uint64_t end) const {
+    end = std::min<uint64_t>(end, data_.size());
+    if (end > begin) input_->Release(data_offset_ + begin, end - begin);
+  }
+  // The u64 at data()[offset] (0-filled past the file's end): a LOST record's count field.
+  uint64_t LoadDataU64(uint64_t offset) const;
 
   // Parses a SAMPLE record body (after the 8-byte header). False when it is shorter than its
   // sample_type says, or longer (out->size_mismatch; counted by the caller).
   bool ParseSample(std::span<const uint8_t> body, PerfSample* out) const;
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
-  bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu) const;
+  // *has_ts (when given): whether *ts_ns came from the trailer (else it was left untouched).
+  bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu, bool* has_ts = nullptr) const;
 
  private:
   PerfDataFile() = default;
@@ -97,6 +117,8 @@ class PerfDataFile {
   std::span<const uint8_t> data_;
   uint64_t data_offset_ = 0;
   size_t records_end_ = 0;
+  uint64_t round_spacing_ = UINT64_MAX;
+  std::vector<uint64_t> round_ends_;
   TraceMeta meta_;
   PerfRecordStats stats_;
 };

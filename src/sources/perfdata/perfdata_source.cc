@@ -54,13 +54,11 @@ class PerfDataRawSource : public RawEventSource {
 
 }  // namespace
 
-namespace {
-
-Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<MappedFile> input,
-                                                             const ClockOptions& clock) {
+Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock,
+                                        uint64_t round_spacing) {
   const std::string path = input->path();
   auto diagnostics = std::make_unique<Diagnostics>();
-  auto file = PerfDataFile::Open(std::move(input), diagnostics.get());
+  auto file = PerfDataFile::Open(std::move(input), diagnostics.get(), round_spacing);
   if (!file) return file.error();
   if ((*file)->tracing_data().empty()) {
     return MakeError(
@@ -78,8 +76,21 @@ Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<Map
   for (auto& [tid, comm] : comms) meta.comm_by_tid[tid] = comm;
   // perf's sample time is perf_clock() or the clockid's, in ns either way (perf_event_open(2)).
   if (clock.tsc_khz > 0) meta.clock_notes.push_back("--tsc-khz ignored: perf.data sample times are ns");
+  return PerfDataParts{std::move(file.value()), std::move(diagnostics), std::move(formats)};
+}
+
+std::unique_ptr<RawEventSource> MakePerfDataRawSource(PerfDataParts parts) {
   return std::unique_ptr<RawEventSource>(
-      new PerfDataRawSource(std::move(file.value()), std::move(diagnostics), std::move(formats)));
+      new PerfDataRawSource(std::move(parts.file), std::move(parts.diagnostics), std::move(parts.formats)));
+}
+
+namespace {
+
+Result<std::unique_ptr<RawEventSource>> OpenPerfDataRawInput(std::unique_ptr<MappedFile> input,
+                                                             const ClockOptions& clock) {
+  auto parts = OpenPerfDataParts(std::move(input), clock);
+  if (!parts) return parts.error();
+  return MakePerfDataRawSource(std::move(parts.value()));
 }
 
 }  // namespace

@@ -14,8 +14,22 @@
 #include "base/result.h"
 #include "sources/mapped_file.h"
 #include "model/trace_meta.h"
+#include "sources/perfdata/perfdata_reader.h"
 
 namespace exitscope {
+
+// An opened perf.data with its tracepoint formats parsed: what the sequential source below and the
+// parallel reader (pipeline/perfdata_rounds.h) are made from.
+struct PerfDataParts {
+  std::unique_ptr<PerfDataFile> file;
+  std::unique_ptr<Diagnostics> diagnostics;  // PerfDataFile::Open's counts so far
+  FormatRegistry formats;
+};
+// `round_spacing`: as PerfDataFile::Open's (UINT64_MAX: no round_ends kept).
+Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock,
+                                        uint64_t round_spacing = UINT64_MAX);
+// The sequential source (PerfSampleStream, round-sorted) over opened parts.
+std::unique_ptr<RawEventSource> MakePerfDataRawSource(PerfDataParts parts);
 
 Result<std::unique_ptr<RawEventSource>> OpenPerfDataRaw(const std::string& path, const ClockOptions& clock = {});
 // The same over an input already opened (and sniffed) once: a pipe cannot be opened again.

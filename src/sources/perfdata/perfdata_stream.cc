@@ -17,9 +17,22 @@ bool PerfSampleStream::Refill() {
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(ready_end_));
   ready_begin_ = ready_end_ = 0;
   ReadRound();
-  if (pending_.empty()) return pos_ < file_->records_end();
+  if (pending_.empty()) {
+    ReleasePages(pos_);
+    return pos_ < file_->records_end();
+  }
   ReleaseSorted();
+  uint64_t lowest = pos_;
+  for (const Pending& p : pending_) lowest = std::min<uint64_t>(lowest, p.offset);
+  ReleasePages(lowest);
   return true;
+}
+
+void PerfSampleStream::ReleasePages(uint64_t below) {
+  // No pending record lies below `below`: its pages will not be read again.
+  if (!file_->mapped() || below - std::min(below, released_) < kReleaseBytes) return;
+  file_->ReleaseData(released_, below);
+  released_ = below;
 }
 
 void PerfSampleStream::ReadRound() {
@@ -99,8 +112,7 @@ bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {
         uint32_t type;
         std::memcpy(&type, rec, 4);
         // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
-        uint64_t count;
-        std::memcpy(&count, rec + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0), 8);
+        uint64_t count = file_->LoadDataU64(p.offset + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0));
         // Without sample_id_all the CPU is unknown: report it on CPU 0 rather than not at all.
         pending_lost_.cpu = std::max(p.cpu, 0);
         pending_lost_.ts_ns = p.ts_ns;

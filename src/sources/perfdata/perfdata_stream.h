@@ -46,11 +46,14 @@ class PerfSampleStream {
   bool Refill();
   void ReadRound();  // the records of one round into pending_
   void AddSample(std::span<const uint8_t> body, const uint8_t* record);
-  void ReleaseSorted();  // sorts pending_ and marks what no later record can precede
+  void ReleaseSorted();               // sorts pending_ and marks what no later record can precede
+  void ReleasePages(uint64_t below);  // drops the file pages of data() below `below` (8 MB steps)
+  static constexpr uint64_t kReleaseBytes = 8 << 20;
 
   const PerfDataFile* file_;
   Diagnostics* diagnostics_;
   size_t pos_ = 0;
+  uint64_t released_ = 0;  // data() below this was released from the resident set
   std::vector<Pending> pending_;
   size_t ready_begin_ = 0, ready_end_ = 0;
   uint64_t flush_limit_ns_ = 0;  // records at or before this time may be emitted

@@ -1,0 +1,204 @@
+// bench_floor: what this machine allows for a file, on all cores — the floor every exitscope figure
+// is stated as a multiple of (bench/compare_peers.sh runs it beside the peers).
+//   bench_floor touch FILE   map FILE and read every byte (threads sum contiguous parts): the cost of
+//                            merely looking at a perf.data / uncompressed trace.dat from the page cache
+//   bench_floor read FILE    the same through pread(2) into a 1 MB buffer per thread (no mapping)
+//   bench_floor zstd FILE    FILE cut in 1 MB chunks, each compressed (level 3, untimed), then every
+//   bench_floor zlib FILE    chunk decompressed (zlib: level 6): what a compressed trace.dat costs
+// Options: -j N threads (default: one per core), --runs N (best of, default 3).
+// Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s" (the best run's wall
+// and its CPU time, user + system of all threads).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double CpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double best_cpu = 0;  // CPU time (user + system, all threads) of the fastest run
+
+// Runs fn(thread index) on n threads and returns the wall time; keeps the fastest run's CPU time.
+template <typename Fn>
+double OnThreads(unsigned n, Fn fn, double best_wall) {
+  double c0 = CpuSeconds();
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < n; ++i) threads.emplace_back(fn, i);
+  for (auto& t : threads) t.join();
+  double wall = Seconds(t0);
+  if (wall < best_wall) best_cpu = CpuSeconds() - c0;
+  return wall;
+}
+
+std::atomic<uint64_t> sink{0};  // keeps the sums alive
+
+uint64_t Sum(const uint8_t* p, size_t n) {
+  uint64_t s = 0, v;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::memcpy(&v, p + i, 8);
+    s += v;
+  }
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+std::vector<uint8_t> ReadWhole(int fd, size_t size) {
+  std::vector<uint8_t> buf(size);
+  for (size_t done = 0; done < size;) {
+    ssize_t r = ::pread(fd, buf.data() + done, size - done, static_cast<off_t>(done));
+    if (r <= 0) {
+      std::perror("pread");
+      std::exit(74);
+    }
+    done += static_cast<size_t>(r);
+  }
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  int runs = 3;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-j" && i + 1 < argc) {
+      threads = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
+    } else if (a == "--runs" && i + 1 < argc) {
+      runs = std::max(1, std::atoi(argv[++i]));
+    } else {
+      args.push_back(a);
+    }
+  }
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] touch|read|zstd|zlib FILE\n");
+    return 64;
+  }
+  const std::string mode = args[0], path = args[1];
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size == 0) {
+    std::fprintf(stderr, "bench_floor: cannot read '%s'\n", path.c_str());
+    return 66;
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  const size_t part = (size + threads - 1) / threads;
+  double best = 1e30;
+
+  if (mode == "touch") {
+    for (int r = 0; r < runs; ++r) {
+      // A fresh mapping each run: the page faults are part of what a reader of the mapping pays.
+      void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m == MAP_FAILED) {
+        std::perror("mmap");
+        return 74;
+      }
+      const uint8_t* p = static_cast<const uint8_t*>(m);
+      best = std::min(best, OnThreads(
+                                threads,
+                                [&](unsigned i) {
+                                  size_t b = std::min(size, i * part), e = std::min(size, b + part);
+                                  sink += Sum(p + b, e - b);
+                                },
+                                best));
+      ::munmap(m, size);
+    }
+  } else if (mode == "read") {
+    for (int r = 0; r < runs; ++r) {
+      best = std::min(best, OnThreads(
+                                threads,
+                                [&](unsigned i) {
+                                  std::vector<uint8_t> buf(kChunk);
+                                  size_t b = std::min(size, i * part), e = std::min(size, b + part);
+                                  uint64_t s = 0;
+                                  for (size_t at = b; at < e;) {
+                                    ssize_t n =
+                                        ::pread(fd, buf.data(), std::min(kChunk, e - at), static_cast<off_t>(at));
+                                    if (n <= 0) break;
+                                    s += Sum(buf.data(), static_cast<size_t>(n));
+                                    at += static_cast<size_t>(n);
+                                  }
+                                  sink += s;
+                                },
+                                best));
+    }
+  } else if (mode == "zstd" || mode == "zlib") {
+    const bool zstd = mode == "zstd";
+    std::vector<uint8_t> raw = ReadWhole(fd, size);
+    std::vector<std::vector<uint8_t>> packed;
+    std::vector<size_t> lengths;
+    for (size_t at = 0; at < size; at += kChunk) {
+      size_t n = std::min(kChunk, size - at);
+      lengths.push_back(n);
+      std::vector<uint8_t> out;
+      if (zstd) {
+        out.resize(ZSTD_compressBound(n));
+        out.resize(ZSTD_compress(out.data(), out.size(), raw.data() + at, n, 3));
+      } else {
+        uLongf len = compressBound(static_cast<uLong>(n));
+        out.resize(len);
+        compress2(out.data(), &len, raw.data() + at, static_cast<uLong>(n), 6);
+        out.resize(len);
+      }
+      packed.push_back(std::move(out));
+    }
+    raw = {};
+    for (int r = 0; r < runs; ++r) {
+      std::atomic<size_t> next{0};
+      best = std::min(best,
+                      OnThreads(
+                          threads,
+                          [&](unsigned) {
+                            std::vector<uint8_t> out(kChunk);
+                            ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
+                            for (size_t c; (c = next++) < packed.size();) {
+                              if (zstd) {
+                                ZSTD_decompressDCtx(dctx, out.data(), lengths[c], packed[c].data(), packed[c].size());
+                              } else {
+                                uLongf len = static_cast<uLongf>(lengths[c]);
+                                uncompress(out.data(), &len, packed[c].data(), static_cast<uLong>(packed[c].size()));
+                              }
+                              sink += out[0];
+                            }
+                            if (dctx) ZSTD_freeDCtx(dctx);
+                          },
+                          best));
+    }
+  } else {
+    std::fprintf(stderr, "bench_floor: unknown mode '%s' (touch, read, zstd, zlib)\n", mode.c_str());
+    return 64;
+  }
+  ::close(fd);
+  std::printf("floor %s %s: %zu bytes, %u threads, %.3f s (%.1f GB/s), cpu %.3f s\n", mode.c_str(), path.c_str(), size,
+              threads, best, static_cast<double>(size) / best / 1e9, best_cpu);
+  return 0;
+}

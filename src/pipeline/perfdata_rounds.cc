@@ -1,0 +1,515 @@
+#include "pipeline/perfdata_rounds.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <iterator>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "decode/kvm_decoder.h"
+#include "sources/perfdata/perfdata_format.h"
+#include "sources/perfdata/perfdata_reader.h"
+#include "sources/perfdata/perfdata_source.h"
+
+namespace exitscope {
+namespace {
+
+namespace pd = perfdata;
+
+// Chunks parsed ahead of the one being merged: one per worker and one more, so no worker waits for
+// the merge (a chunk is a round of perf's, 1-8 MB, ~as much again decoded: every one costs).
+constexpr size_t kAheadBeyondWorkers = 1;
+// File pages a worker has walked are released this much at a time (each release costs a TLB flush
+// on every core: a few MB at a time keeps that negligible).
+constexpr uint64_t kReleaseBytes = 2 << 20;
+// More than the kernel maps around a page fault (fault_around_bytes, 64 KB by default).
+constexpr uint64_t kFaultAroundMargin = 256 << 10;
+// Decoded-chunk buffers kept for reuse (their pages stay resident).
+constexpr size_t kFreeBuffers = 2;
+// The smallest kvm sample record likely (header, tid, time, cpu, raw size, a kvm_entry payload).
+constexpr uint64_t kSmallestSampleBytes = 64;
+// Events the caller's thread hands out per batch.
+constexpr size_t kOutBatch = 4096;
+// Entry::ref for records that carry no decoded event.
+constexpr uint32_t kSkipped = 0xffffffffu;  // a sample that is not a kvm event
+constexpr uint32_t kLostBit = 0x80000000u;  // a loss record: ref & ~kLostBit indexes Chunk::lost
+
+// One record of a round, as PerfSampleStream's pending entry: sorted by (ts, offset).
+struct Entry {
+  uint64_t ts_ns;
+  uint64_t offset;  // inside data(): unique, file order
+  uint32_t chunk;
+  uint32_t ref;  // index into Chunk::events, kSkipped, or kLostBit | index into Chunk::lost
+};
+
+bool ByTime(const Entry& a, const Entry& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset; }
+
+// More ascending runs than this in a round: sorted, not merged.
+constexpr size_t kMaxMergedRuns = 16;
+
+// Sorts v[b, e) by time. perf writes a round as each CPU's buffer in turn, so it is a few ascending
+// runs: merging them gives the order std::sort would (the keys are unique) at a fraction of the cost.
+void SortRound(std::vector<Entry>* v, size_t b, size_t e) {
+  std::vector<size_t> cuts{b};
+  for (size_t i = b + 1; i < e; ++i) {
+    if (!ByTime((*v)[i], (*v)[i - 1])) continue;
+    cuts.push_back(i);
+    if (cuts.size() > kMaxMergedRuns) {
+      std::sort(v->begin() + b, v->begin() + e, ByTime);
+      return;
+    }
+  }
+  cuts.push_back(e);
+  while (cuts.size() > 2) {
+    std::vector<size_t> next{b};
+    for (size_t k = 0; k + 1 < cuts.size(); k += 2) {
+      if (k + 2 < cuts.size()) {
+        std::inplace_merge(v->begin() + cuts[k], v->begin() + cuts[k + 1], v->begin() + cuts[k + 2], ByTime);
+        next.push_back(cuts[k + 2]);
+      } else {
+        next.push_back(cuts[k + 1]);
+      }
+    }
+    cuts = std::move(next);
+  }
+}
+
+struct LostRecord {
+  int32_t cpu;
+  bool prefix_ts;         // no trailer time: its time is the running maximum, which needs the chunks before
+  uint64_t local_max_ns;  // the running maximum inside the chunk when it was read
+  uint64_t count;
+};
+
+struct Round {
+  uint32_t end;          // entries of this round end here (they start where the one before ends)
+  uint64_t max_ts_ns;    // of the round's samples (0: none)
+  bool has_prefix_lost;  // holds a LostRecord with prefix_ts
+};
+
+struct Chunk {
+  uint64_t begin = 0, end = 0;  // inside data()
+  std::vector<KvmEvent> events;
+  std::vector<Entry> entries;
+  std::vector<Round> rounds;
+  std::vector<LostRecord> lost;
+  uint64_t bad_samples = 0, size_mismatches = 0, without_raw = 0;
+  DecodeAnomalies anomalies;
+  uint64_t first_ts_ns = UINT64_MAX, last_ts_ns = 0;  // of every sample, kvm or not
+  size_t remaining = 0;                               // entries not handed out yet (caller's thread)
+  bool done = false;
+};
+
+class ParallelPerfDataSource : public KvmEventSource {
+ public:
+  ~ParallelPerfDataSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  const TraceMeta& meta() const override { return parts_.file->meta(); }
+  Diagnostics& diagnostics() override { return *parts_.diagnostics; }
+  uint64_t bytes_done() const override {
+    return parts_.file->data_offset() +
+           (merged_chunk_ < chunks_.size() ? chunks_[merged_chunk_].begin : parts_.file->records_end());
+  }
+  uint64_t bytes_total() const override { return parts_.file->file_size(); }
+
+  // False in *parallel when the file is better read by the sequential reader (parts_ kept for it).
+  Status Open(std::unique_ptr<MappedFile> input, unsigned threads, uint64_t chunk_bytes, const ClockOptions& clock,
+              bool* parallel) {
+    *parallel = false;
+    auto parts = OpenPerfDataParts(std::move(input), clock, chunk_bytes);
+    if (!parts.ok()) return parts.error();
+    parts_ = std::move(parts.value());
+    const PerfDataFile& f = *parts_.file;
+    if (f.pipe_mode() || threads < 2) return Status::Ok();
+    uint64_t begin = 0;
+    for (uint64_t end : f.round_ends()) {
+      if (end > f.records_end()) break;
+      chunks_.emplace_back();
+      chunks_.back().begin = begin;
+      chunks_.back().end = end;
+      begin = end;
+    }
+    if (begin < f.records_end()) {
+      chunks_.emplace_back();
+      chunks_.back().begin = begin;
+      chunks_.back().end = f.records_end();
+    }
+    if (chunks_.size() < 4) {
+      chunks_.clear();
+      return Status::Ok();
+    }
+    decoder_ = std::make_unique<KvmDecoder>(parts_.formats, f.meta().isa_hint, parts_.diagnostics.get());
+    *parallel = true;
+    max_ahead_ = threads + kAheadBeyondWorkers;
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+    return Status::Ok();
+  }
+
+  size_t chunk_count() const { return chunks_.size(); }
+  std::unique_ptr<KvmEventSource> Sequential() { return MakeDecodingSource(MakePerfDataRawSource(std::move(parts_))); }
+
+  bool Next(KvmEvent* event, LostEvents* lost) override {
+    if (lost) lost->cpu = -1;
+    if (out_pos_ >= out_events_.size()) {
+      if (!Fill()) return false;
+      out_pos_ = out_loss_pos_ = 0;
+    }
+    if (out_loss_pos_ < out_losses_.size() && out_losses_[out_loss_pos_].index == out_pos_) {
+      if (lost) *lost = out_losses_[out_loss_pos_].lost;
+      ++out_loss_pos_;
+    }
+    *event = out_events_[out_pos_++];
+    return true;
+  }
+
+  bool NextBatch(KvmEventBatch* batch) override {
+    bool any = Fill();
+    out_pos_ = out_events_.size();
+    batch->events = out_events_;
+    batch->losses = out_losses_;
+    return any;
+  }
+
+ private:
+  // ---- workers ----
+
+  void Work() {
+    for (;;) {
+      size_t i;
+      Chunk* c;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || next_ >= chunks_.size() || next_ < merged_chunk_ + max_ahead_; });
+        if (stop_ || next_ >= chunks_.size()) return;
+        i = next_++;
+        c = &chunks_[i];
+        if (!free_.empty()) {
+          c->events = std::move(free_.back().first);
+          c->entries = std::move(free_.back().second);
+          free_.pop_back();
+        }
+      }
+      // Room for a chunk of the smallest samples up front (growing by doubling copies each chunk
+      // once or twice); pages reserved and not written are not resident.
+      size_t most = static_cast<size_t>((c->end - c->begin) / kSmallestSampleBytes) + 1;
+      c->events.reserve(most);
+      c->entries.reserve(most);
+      Parse(static_cast<uint32_t>(i), c);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        c->done = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  // PerfSampleStream::ReadRound over every round of the chunk, each round then sorted by time.
+  void Parse(uint32_t index, Chunk* c) {
+    const PerfDataFile& f = *parts_.file;
+    const uint8_t* data = f.data().data();
+    uint64_t pos = c->begin, local_max = 0, round_max = 0;
+    uint32_t round_start = 0;
+    bool prefix_lost = false;
+    auto close_round = [&] {
+      SortRound(&c->entries, round_start, c->entries.size());
+      c->rounds.push_back({static_cast<uint32_t>(c->entries.size()), round_max, prefix_lost});
+      round_start = static_cast<uint32_t>(c->entries.size());
+      round_max = 0;
+      prefix_lost = false;
+    };
+    bool open_round = false;
+    uint64_t released = c->begin;
+    while (pos < c->end) {
+      // Decoded events hold no span into the file: the pages walked leave the resident set as the
+      // walk goes (a round is up to ~10 MB, and every worker walks one).
+      if (pos - released >= kReleaseBytes) {
+        f.ReleaseData(released, pos);
+        released = pos;
+      }
+      const uint8_t* r = data + pos;
+      uint32_t type;
+      uint16_t size;
+      std::memcpy(&type, r, 4);
+      std::memcpy(&size, r + 6, 2);
+      std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
+      uint64_t next = pos + size;
+      open_round = true;
+      switch (type) {
+        case pd::kRecordSample: {
+          PerfSample s;
+          if (!f.ParseSample(body, &s)) {
+            ++(s.size_mismatch ? c->size_mismatches : c->bad_samples);
+            break;
+          }
+          if (s.raw.size() < 2) {
+            ++c->without_raw;
+            break;
+          }
+          local_max = std::max(local_max, s.ts_ns);
+          round_max = std::max(round_max, s.ts_ns);
+          c->first_ts_ns = std::min(c->first_ts_ns, s.ts_ns);
+          c->last_ts_ns = std::max(c->last_ts_ns, s.ts_ns);
+          RawEvent raw;
+          raw.ts_ns = s.ts_ns;
+          raw.cpu = s.cpu;
+          raw.tid = s.tid;
+          raw.type_id = static_cast<uint16_t>(s.raw[0] | s.raw[1] << 8);  // common_type, u16 LE
+          raw.payload = s.raw;
+          c->events.emplace_back();
+          uint32_t ref = static_cast<uint32_t>(c->events.size() - 1);
+          if (!decoder_->Decode(raw, &c->events.back(), &c->anomalies)) {
+            c->events.pop_back();
+            ref = kSkipped;
+          }
+          c->entries.push_back({s.ts_ns, pos, index, ref});
+          break;
+        }
+        case pd::kRecordLost:
+        case pd::kRecordLostSamples: {
+          uint64_t ts = local_max;
+          int32_t cpu = -1;
+          bool has_ts = false;
+          f.ParseSampleIdTrailer(body, &ts, &cpu, &has_ts);
+          // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
+          uint64_t count = f.LoadDataU64(pos + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0));
+          c->lost.push_back({cpu, !has_ts, local_max, count});
+          if (!has_ts) prefix_lost = true;
+          c->entries.push_back({ts, pos, index, kLostBit | static_cast<uint32_t>(c->lost.size() - 1)});
+          break;
+        }
+        case pd::kRecordFinishedRound:
+          close_round();
+          open_round = false;
+          break;
+        case pd::kRecordHeaderTracingData:
+          if (body.size() >= 4) {
+            uint32_t tsize;
+            std::memcpy(&tsize, body.data(), 4);
+            next += (uint64_t{tsize} + 7) & ~uint64_t{7};
+          }
+          break;
+        default: break;
+      }
+      pos = next;
+    }
+    if (open_round) close_round();
+    c->remaining = c->entries.size();
+    // With a margin: the first touch of a chunk maps its neighbours' pages too (the kernel's fault
+    // around), after a neighbour may have released them; without it 3 GB left 110 MB resident.
+    f.ReleaseData(c->begin - std::min(c->begin, kFaultAroundMargin), c->end + kFaultAroundMargin);
+  }
+
+  // ---- the caller's thread: PerfSampleStream's release rule, then MakeDecodingSource's markers ----
+
+  // Fills out_events_ / out_losses_ with the next events; false at the end.
+  bool Fill() {
+    out_events_.clear();
+    out_losses_.clear();
+    while (out_events_.size() < kOutBatch) {
+      if (ready_pos_ < ready_end_) {
+        Emit(merged_[ready_pos_++]);
+        continue;
+      }
+      if (!NextRound()) {
+        if (!finished_) Finish();
+        break;
+      }
+    }
+    return !out_events_.empty();
+  }
+
+  // Merges the next round into what is pending and marks what may go: false after the last round.
+  bool NextRound() {
+    for (;;) {
+      if (merged_chunk_ >= chunks_.size()) return false;
+      Chunk& c = chunks_[merged_chunk_];
+      if (merged_round_ == 0) {
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return c.done; });
+        }
+        chunk_start_max_ns_ = max_ts_ns_;
+      }
+      if (merged_round_ >= c.rounds.size()) {
+        FoldCounts(c);
+        merged_round_ = 0;
+        RetireChunks(merged_chunk_ + 1);
+        cv_.notify_all();
+        continue;
+      }
+      const Round& round = c.rounds[merged_round_];
+      uint32_t from = merged_round_ == 0 ? 0 : c.rounds[merged_round_ - 1].end;
+      ++merged_round_;
+      if (round.has_prefix_lost) FixPrefixTimes(&c, from, round.end);
+      // What was not handed out yet (sorted) and this round (sorted): the sequential reader's sort.
+      pending_.assign(merged_.begin() + static_cast<ptrdiff_t>(ready_end_), merged_.end());
+      merged_.clear();
+      ready_pos_ = ready_end_ = 0;
+      if (pending_.empty() && from == round.end) continue;  // Refill: nothing pending, no release
+      std::merge(pending_.begin(), pending_.end(), c.entries.begin() + from, c.entries.begin() + round.end,
+                 std::back_inserter(merged_), ByTime);
+      max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
+      ready_pos_ = 0;
+      bool last = merged_chunk_ + 1 == chunks_.size() && merged_round_ == c.rounds.size();
+      if (last) {
+        ready_end_ = merged_.size();
+      } else if (have_flush_limit_) {
+        ready_end_ = static_cast<size_t>(std::upper_bound(merged_.begin(), merged_.end(), flush_limit_ns_,
+                                                          [](uint64_t ts, const Entry& e) { return ts < e.ts_ns; }) -
+                                         merged_.begin());
+      } else {
+        ready_end_ = 0;
+      }
+      flush_limit_ns_ = max_ts_ns_;
+      have_flush_limit_ = true;
+      return true;
+    }
+  }
+
+  // A loss record without a trailer time was stamped with the running maximum time, which includes
+  // the chunks before its own: now known, the round is stamped and sorted again.
+  void FixPrefixTimes(Chunk* c, uint32_t from, uint32_t end) {
+    bool changed = false;
+    for (uint32_t i = from; i < end; ++i) {
+      Entry& e = c->entries[i];
+      if (!(e.ref & kLostBit) || e.ref == kSkipped) continue;
+      const LostRecord& l = c->lost[e.ref & ~kLostBit];
+      if (!l.prefix_ts) continue;
+      uint64_t ts = std::max(chunk_start_max_ns_, l.local_max_ns);
+      if (ts != e.ts_ns) {
+        e.ts_ns = ts;
+        changed = true;
+      }
+    }
+    if (changed) SortRound(&c->entries, from, end);
+  }
+
+  void Emit(const Entry& e) {
+    Chunk& c = chunks_[e.chunk];
+    --c.remaining;
+    if (e.ref != kSkipped && (e.ref & kLostBit)) {
+      const LostRecord& l = c.lost[e.ref & ~kLostBit];
+      // Without sample_id_all the CPU is unknown: report it on CPU 0 rather than not at all.
+      stream_lost_.cpu = std::max(l.cpu, 0);
+      stream_lost_.ts_ns = e.ts_ns;
+      stream_lost_.count += l.count;
+      return;
+    }
+    if (e.ts_ns < last_emitted_ns_) ++out_of_order_;
+    last_emitted_ns_ = std::max(last_emitted_ns_, e.ts_ns);
+    if (stream_lost_.cpu >= 0) {  // the stream hands its marker with this sample
+      CombineLost(&acc_lost_, stream_lost_);
+      stream_lost_ = LostEvents{};
+    }
+    if (e.ref == kSkipped) {
+      ++skipped_;
+      return;
+    }
+    if (acc_lost_.cpu >= 0) {
+      out_losses_.push_back({static_cast<uint32_t>(out_events_.size()), acc_lost_});
+      acc_lost_.cpu = -1;
+    }
+    out_events_.push_back(c.events[e.ref]);
+  }
+
+  void FoldCounts(const Chunk& c) {
+    bad_samples_ += c.bad_samples;
+    size_mismatches_ += c.size_mismatches;
+    without_raw_ += c.without_raw;
+    anomalies_.Add(c.anomalies);
+    first_ts_ns_ = std::min(first_ts_ns_, c.first_ts_ns);
+    last_ts_ns_ = std::max(last_ts_ns_, c.last_ts_ns);
+  }
+
+  // Chunks merged whose entries were all handed out give their buffers back to the workers.
+  void RetireChunks(size_t merged) {
+    std::lock_guard<std::mutex> lock(mu_);
+    merged_chunk_ = merged;
+    while (retired_ < merged_chunk_ && chunks_[retired_].remaining == 0) {
+      Chunk& c = chunks_[retired_++];
+      c.events.clear();
+      c.entries.clear();
+      if (free_.size() < kFreeBuffers) free_.emplace_back(std::move(c.events), std::move(c.entries));
+      c.events = {};
+      c.entries = {};
+      c.rounds = {};
+      c.lost = {};
+    }
+  }
+
+  void Finish() {
+    finished_ = true;
+    Diagnostics& d = *parts_.diagnostics;
+    if (size_mismatches_) d.Bump(DiagId::kPerfdataSampleSizeMismatch, size_mismatches_);
+    if (bad_samples_) d.Bump(DiagId::kPerfdataBadSample, bad_samples_);
+    if (without_raw_) d.Bump(DiagId::kPerfdataSampleWithoutRaw, without_raw_);
+    if (out_of_order_) d.Bump(DiagId::kPerfdataOutOfOrder, out_of_order_);
+    anomalies_.Report(&d);
+    if (skipped_) d.Bump(DiagId::kDecodeSkippedEvents, skipped_);
+    if (first_ts_ns_ <= last_ts_ns_) {
+      parts_.file->mutable_meta().first_ts_ns = first_ts_ns_;
+      parts_.file->mutable_meta().last_ts_ns = last_ts_ns_;
+    }
+  }
+
+  PerfDataParts parts_;
+  std::unique_ptr<KvmDecoder> decoder_;
+  std::vector<Chunk> chunks_;
+
+  // Shared with the workers, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t next_ = 0;  // next chunk a worker takes
+  size_t max_ahead_ = 0;
+  bool stop_ = false;
+  std::vector<std::pair<std::vector<KvmEvent>, std::vector<Entry>>> free_;
+  std::vector<std::thread> workers_;
+  size_t merged_chunk_ = 0;  // chunk being merged (written by the caller's thread under mu_ reads)
+
+  // The caller's thread only.
+  size_t merged_round_ = 0, retired_ = 0;
+  std::vector<Entry> pending_, merged_;
+  size_t ready_pos_ = 0, ready_end_ = 0;
+  uint64_t max_ts_ns_ = 0, chunk_start_max_ns_ = 0, flush_limit_ns_ = 0, last_emitted_ns_ = 0;
+  bool have_flush_limit_ = false;
+  LostEvents stream_lost_;         // PerfSampleStream's pending_lost_
+  LostEvents acc_lost_{-1, 0, 0};  // MakeDecodingSource's marker over skipped records
+  std::vector<KvmEvent> out_events_;
+  std::vector<LossAt> out_losses_;
+  size_t out_pos_ = 0, out_loss_pos_ = 0;
+  uint64_t bad_samples_ = 0, size_mismatches_ = 0, without_raw_ = 0, out_of_order_ = 0, skipped_ = 0;
+  DecodeAnomalies anomalies_;
+  uint64_t first_ts_ns_ = UINT64_MAX, last_ts_ns_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KvmEventSource>> OpenPerfDataParallel(std::unique_ptr<MappedFile> input, unsigned threads,
+                                                             uint64_t chunk_bytes, const ClockOptions& clock) {
+  auto source = std::make_unique<ParallelPerfDataSource>();
+  bool parallel = false;
+  if (Status s =
+          source->Open(std::move(input), threads, chunk_bytes ? chunk_bytes : kDefaultPerfChunkBytes, clock, &parallel);
+      !s.ok()) {
+    return s.error();
+  }
+  if (parallel) return std::unique_ptr<KvmEventSource>(std::move(source));
+  return source->Sequential();
+}
+
+size_t PerfChunkCount(const KvmEventSource& source) {
+  auto* p = dynamic_cast<const ParallelPerfDataSource*>(&source);
+  return p ? p->chunk_count() : 0;
+}
+
+}  // namespace exitscope
