@@ -290,13 +290,7 @@ class ParallelPerfDataSource : public KvmEventSource {
           close_round();
           open_round = false;
           break;
-        case pd::kRecordHeaderTracingData:
-          if (body.size() >= 4) {
-            uint32_t tsize;
-            std::memcpy(&tsize, body.data(), 4);
-            next += (uint64_t{tsize} + 7) & ~uint64_t{7};
-          }
-          break;
+        case pd::kRecordHeaderTracingData: next += PerfDataFile::TracingDataPaddedSize(body); break;
         default: break;
       }
       pos = next;

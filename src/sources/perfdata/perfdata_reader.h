@@ -95,6 +95,14 @@ class PerfDataFile {
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
   // *has_ts (when given): whether *ts_ns came from the trailer (else it was left untouched).
   bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu, bool* has_ts = nullptr) const;
+  // Pipe mode's HEADER_TRACING_DATA record: its body is a u32 size and the tracing data follows the
+  // record, padded to 8 bytes. The bytes to skip after the record (0 for a body too short to say).
+  static uint64_t TracingDataPaddedSize(std::span<const uint8_t> body) {
+    if (body.size() < 4) return 0;
+    uint32_t size = static_cast<uint32_t>(body[0]) | static_cast<uint32_t>(body[1]) << 8 |
+                    static_cast<uint32_t>(body[2]) << 16 | static_cast<uint32_t>(body[3]) << 24;
+    return (uint64_t{size} + 7) & ~uint64_t{7};
+  }
 
  private:
   PerfDataFile() = default;

@@ -60,11 +60,7 @@ void PerfSampleStream::ReadRound() {
       case pd::kRecordFinishedRound: round_end = true; break;
       case pd::kRecordHeaderTracingData:
         // Pipe mode: the tracing data follows the record (see PerfDataFile::ScanRecords).
-        if (body.size() >= 4) {
-          uint32_t tsize;
-          std::memcpy(&tsize, body.data(), 4);
-          next += (uint64_t{tsize} + 7) & ~uint64_t{7};
-        }
+        next += PerfDataFile::TracingDataPaddedSize(body);
         break;
       default: break;
     }
