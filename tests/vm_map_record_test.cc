@@ -146,6 +146,9 @@ TEST_F(VmMapRecordFileTest, RecordedPagesNameTheVmOfflineAndTraceCmdStillReads) 
   EXPECT_EQ(vms_of.Label(kVmmPid, {kVcpuTid}), "web01 (pid 490, qemu-system-x86; vCPU 0 → tid 499)");
   EXPECT_EQ(vms_of.FrameLabel(kVcpuTid), "web01");
   EXPECT_EQ(vms_of.VcpuIndex(kVcpuTid, -1), 0);
+  ASSERT_NE(vms_of.Guest(kVcpuTid), nullptr);
+  EXPECT_EQ(vms_of.Guest(kVcpuTid)->uuid, kUuid);
+  EXPECT_EQ(vms_of.Guest(kVcpuTid)->vmm, "qemu");
 
   // The CLI: report --by vm and report --openmetrics name the VM as serve does live.
   std::string bin = EXITSCOPE_BINARY;
@@ -155,6 +158,9 @@ TEST_F(VmMapRecordFileTest, RecordedPagesNameTheVmOfflineAndTraceCmdStillReads) 
   size_t info = om.find("exitscope_vm_info{domain=\"web01\"");
   ASSERT_NE(info, std::string::npos) << om.substr(0, 3000);
   EXPECT_NE(om.substr(info, om.find('\n', info) - info).find("vmm=\"qemu\""), std::string::npos)
+      << om.substr(info, 200);
+  // The uuid the live host's command line gave, as serve labels vm_info live.
+  EXPECT_NE(om.substr(info, om.find('\n', info) - info).find("uuid=\"" + kUuid + "\""), std::string::npos)
       << om.substr(info, 200);
   EXPECT_NE(om.find("exitscope_exits_total{domain=\"web01\","), std::string::npos);
 }

@@ -37,6 +37,13 @@ VmGrouper::VmGrouper(const TraceMeta& meta) : meta_(meta) {
   }
 }
 
+const GuestInfo* VmGrouper::Guest(int32_t tid) const {
+  const Vm vm = Resolve(tid);
+  if (vm.kind == Kind::kProcess) return GuestOfProcess(meta_, vm.id);
+  if (auto g = guest_by_tid_.find(tid); g != guest_by_tid_.end()) return &meta_.guests[g->second.guest];
+  return nullptr;
+}
+
 VmGrouper::Vm VmGrouper::Resolve(int32_t tid) const {
   if (auto it = memo_.find(tid); it != memo_.end()) return it->second;
   Vm vm{Kind::kThread, tid};

@@ -91,6 +91,9 @@ class VmGrouper {
   // The vCPU index of `tid`: the kernel's vcpu_id when the trace has it (>= 0), else the GUEST
   // option's, else QEMU's thread name "CPU n/KVM"; nothing when none says.
   std::optional<int32_t> VcpuIndex(int32_t tid, int32_t vcpu_id) const;
+  // The GUEST option of the VM `tid` belongs to (its uuid and VMM when exitscope record wrote it);
+  // nullptr when no option names that VM.
+  const GuestInfo* Guest(int32_t tid) const;
 
  private:
   enum class Kind { kProcess, kGuest, kQemuThreads, kThread };

@@ -20,6 +20,11 @@ Result<TraceMetrics> MetricsOfTrace(const std::string& path, const ClockOptions&
       std::string_view vmm;
       if (VcpuIndexFromThreadName(c->second, &vmm)) n.vmm = vmm;
     }
+    // exitscope record's GUEST option: the uuid and VMM it found on the live host.
+    if (const GuestInfo* g = vms.Guest(tid)) {
+      n.uuid = g->uuid;
+      if (!g->vmm.empty()) n.vmm = g->vmm;
+    }
     // exitscope record maps threads to their VMM process: its name says which VMM it is.
     if (auto p = meta.tgid_by_tid.find(tid); n.vmm.empty() && p != meta.tgid_by_tid.end()) {
       if (auto c = meta.comm_by_tid.find(p->second); c != meta.comm_by_tid.end())

@@ -22,6 +22,8 @@ struct GuestInfo {  // trace-cmd's GUEST option (one per traced guest)
   std::string name;
   uint64_t trace_id = 0;
   std::map<int32_t, int32_t> vcpu_to_host_tid;  // vCPU index → host thread id
+  // What `exitscope record` knew on the live host (empty in trace-cmd's own GUEST options).
+  std::string uuid, vmm;
 };
 
 struct TraceMeta {

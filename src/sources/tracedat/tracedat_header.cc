@@ -129,6 +129,8 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       // exitscope record's part: which process each vCPU thread was in, as on the live host.
       for (const auto& [tid, vcpu] : vm.vcpu_by_tid) meta_->tgid_by_tid[tid] = vm.pid;
       if (vm.pid > 0 && !vm.comm.empty()) meta_->comm_by_tid.try_emplace(vm.pid, vm.comm);
+      g.uuid = vm.uuid;
+      g.vmm = vm.vmm;
       meta_->guests.push_back(std::move(g));
       break;
     }
