@@ -164,10 +164,30 @@ void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCod
   }
 }
 
+// Caller holds st->mu. Brings the kept connections back to their bounds. A burst of slow clients
+// that all arrive within kHttpSlowAfter cannot be evicted when they arrive (all young); they then
+// fill the library's limit, and with no further connection accepted, nothing would evict them until
+// their idle timeout while a scraper waits in the backlog (seen on a quiet machine: 10 s).
+void TrimKept(MetricsHttpServer::State* st) {
+  while (st->live > kHttpKeptConnections) {
+    const unsigned before = st->live;
+    EvictOldest(st, -1, nullptr);
+    if (st->live == before) break;  // nothing old enough yet
+  }
+  for (auto& [client, n] : st->per_client) {
+    while (n > kHttpKeptConnectionsPerIp) {
+      const unsigned before = n;
+      EvictOldest(st, -1, &client);
+      if (n == before) break;
+    }
+  }
+}
+
 void Watchdog(MetricsHttpServer::State* st) {
   std::unique_lock<std::mutex> lock(st->mu);
   while (!st->stopping) {
-    st->cv.wait_for(lock, std::chrono::seconds(1));
+    st->cv.wait_for(lock, kHttpSlowAfter);
+    TrimKept(st);
     auto deadline = std::chrono::steady_clock::now() - std::chrono::seconds(kHttpMaxConnectionSeconds);
     for (auto it = st->open.begin(); it != st->open.end();) {
       if (it->second.opened > deadline) {
