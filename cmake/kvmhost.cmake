@@ -11,7 +11,7 @@ set(KVMHOST_OUT ${CMAKE_CURRENT_BINARY_DIR}/kvmhost)
 
 add_test(NAME kvmhost.boot_suite
          COMMAND ${KVMHOST_DIR}/tests/boot-suite.sh ${KVMHOST_OUT}/suite $<TARGET_FILE:exitscope>)
-set_tests_properties(kvmhost.boot_suite PROPERTIES LABELS kvmhost TIMEOUT 1600
+set_tests_properties(kvmhost.boot_suite PROPERTIES LABELS kvmhost TIMEOUT 2400
                      FIXTURES_SETUP kvmhost_suite RESOURCE_LOCK kvmhost_qemu)
 
 foreach(check bench_all_tests bench_kvm_stats bench_compare bench_errors trace_cpuid_rip

@@ -8,7 +8,9 @@
 #   observe.txt observe.rc observe.err observe.json
 set -eu
 DIR=$1
-N=${OBSERVE_ITERATIONS:-2000}
+# 10,000 CPUIDs (~1 s under TCG): KVM's debugfs counters of the bench VM go with the VM, so the
+# stats top (-d 0.1) must read them several times while it runs; 2,000 ran between two reads once.
+N=${OBSERVE_ITERATIONS:-10000}
 mkdir -p "$DIR"
 T=/sys/kernel/tracing
 lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
