@@ -432,7 +432,12 @@ def live_checks(name, live):
         load = dict(kv.split("=") for kv in read_text(os.path.join(prom, "load.txt")).split())
         hostile = read_text(os.path.join(prom, "load-hostile.txt"))
         print(f"live_prometheus: load {load}; hostile: {hostile.strip().splitlines()}")
-        expect(load["answered"] == load["scrapes"], f"load: {load['answered']} of {load['scrapes']} scrapes answered")
+        # Under TCG a scraper is itself starved now and then (149/150 in 2 of the boots that reached
+        # this step on 2026-12-01, before and after the slot rules changed): at most 1 % may go
+        # unanswered here. prometheus.load checks every scrape answered on the build host's CPU.
+        answered, scrapes = int(load["answered"]), int(load["scrapes"])
+        expect(scrapes >= 100 and (scrapes - answered) * 100 <= scrapes,
+               f"load: {answered} of {scrapes} scrapes answered")
         # A reply to a request still being sent may be lost to the reset that ends it ("closed").
         for name, status in (("huge-header", 431), ("many-headers", 431), ("huge-url", 414), ("post", 405)):
             expect(re.search(rf"^{name} (HTTP/1.1 {status}|closed)", hostile, re.M) is not None,
