@@ -3,13 +3,12 @@
 // events, so the figure is the analysis stage alone (the reader has its own benchmark).
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
 #include <vector>
 
 #include "analysis/report_pipeline.h"
 #include "model/event_source.h"
 #include "pipeline/input_detector.h"
+#include "bench_util.h"
 
 namespace exitscope {
 namespace {
@@ -75,9 +74,7 @@ void BM_ReportPipeline(benchmark::State& state) {
     benchmark::DoNotOptimize(r.totals.timed);
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEvents));
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  ReportPeakRss(state);
 }
 BENCHMARK(BM_ReportPipeline)
     ->Arg(static_cast<int>(GroupBy::kReason))

@@ -4,9 +4,8 @@
 // must stay flat from 64k to 1M; peak RSS is reported.
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
 #include "analysis/rip_tracker.h"
+#include "bench_util.h"
 
 namespace exitscope {
 namespace {
@@ -44,9 +43,7 @@ void BM_RipTrackerDistinctRips(benchmark::State& state) {
   if (distinct != rips) state.SkipWithError("wrong number of distinct RIPs");
   if (folded != rips) state.SkipWithError("wrong number of folded stacks");
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * rips));
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  ReportPeakRss(state);
 }
 BENCHMARK(BM_RipTrackerDistinctRips)->Arg(1 << 16)->Arg(1 << 18)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

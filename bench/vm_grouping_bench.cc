@@ -4,9 +4,8 @@
 // one VM each), half lone threads without a comm. Time per thread must stay flat from 64k to 1M.
 #include <benchmark/benchmark.h>
 
-#include <sys/resource.h>
-
 #include "analysis/exit_aggregator.h"
+#include "bench_util.h"
 
 namespace exitscope {
 namespace {
@@ -40,9 +39,7 @@ void BM_AggregateByVmDistinctThreads(benchmark::State& state) {
   }
   if (groups != static_cast<size_t>(threads)) state.SkipWithError("wrong number of VM groups");
   state.SetItemsProcessed(state.iterations() * threads);
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  ReportPeakRss(state);
 }
 BENCHMARK(BM_AggregateByVmDistinctThreads)->Arg(1 << 16)->Arg(1 << 18)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
