@@ -236,10 +236,7 @@ class ParallelPerfDataSource : public KvmEventSource {
         released = pos;
       }
       const uint8_t* r = data + pos;
-      uint32_t type;
-      uint16_t size;
-      std::memcpy(&type, r, 4);
-      std::memcpy(&size, r + 6, 2);
+      const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
       std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
       uint64_t next = pos + size;
       open_round = true;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,6 +96,18 @@ class PerfDataFile {
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
   // *has_ts (when given): whether *ts_ns came from the trailer (else it was left untouched).
   bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu, bool* has_ts = nullptr) const;
+  // A record header at `r` (perf_event_header: u32 type, u16 misc, u16 size), in host byte order; the
+  // caller has checked that the header lies inside the data.
+  struct RecordHeader {
+    uint32_t type;
+    uint16_t size;
+  };
+  static RecordHeader RecordHeaderAt(const uint8_t* r) {
+    RecordHeader h;
+    std::memcpy(&h.type, r, 4);
+    std::memcpy(&h.size, r + 6, 2);
+    return h;
+  }
   // Pipe mode's HEADER_TRACING_DATA record: its body is a u32 size and the tracing data follows the
   // record, padded to 8 bytes. The bytes to skip after the record (0 for a body too short to say).
   static uint64_t TracingDataPaddedSize(std::span<const uint8_t> body) {

@@ -41,10 +41,7 @@ void PerfSampleStream::ReadRound() {
   bool round_end = false;
   while (pos_ < end && !round_end) {
     const uint8_t* r = data.data() + pos_;
-    uint32_t type;
-    uint16_t size;
-    std::memcpy(&type, r, 4);
-    std::memcpy(&size, r + 6, 2);
+    const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
     size_t next = pos_ + size;
     switch (type) {
