@@ -20,7 +20,10 @@ SUITE=${SUITE:-bookworm}
 # closure is listed by name (the recipe's `apt-cache depends --recurse` gave exactly these on bookworm).
 PKGS=(busybox-static trace-cmd libtracecmd1 libtracefs1 libtraceevent1 libtraceevent1-plugin
       libc6 libzstd1 zlib1g libelf1 libfmt9 libstdc++6 libgcc-s1
-      libzstd-dev zlib1g-dev libelf-dev libfmt-dev nlohmann-json3-dev libcli11-dev)
+      libzstd-dev zlib1g-dev libelf-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+      libmicrohttpd12 libmicrohttpd-dev libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6
+      libnettle8 libhogweed6 libgmp10 libffi8)
+# (serve's libmicrohttpd12 and its closure by `apt-cache depends --recurse` on bookworm.)
 STAMP="$SUITE ${PKGS[*]} v1"
 if [ -f "$CACHE/stamp" ] && [ "$(cat "$CACHE/stamp")" = "$STAMP" ] && [ -d "$CACHE/sysroot" ] &&
    [ -d "$CACHE/kernel" ]; then
