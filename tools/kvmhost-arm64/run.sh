@@ -112,6 +112,7 @@ add_module virtio_mmio
 add_module virtio_blk
 printf '%s\n' "${ORDER[@]}" > "$ROOT/modules.load"
 cp "$HERE/guest/init.sh" "$ROOT/init"
+cp "$HERE/../kvmhost-common/save-symbols.sh" "$ROOT/kvmhost/save-symbols.sh"
 cp "$SCRIPT" "$ROOT/kvmhost/script.sh"
 for f in ${FILES[@]+"${FILES[@]}"}; do cp "$f" "$ROOT/kvmhost/"; done
 chmod 0755 "$ROOT/init"
@@ -152,7 +153,7 @@ if tar -tf "$DISK" >/dev/null 2>&1; then tar -xf "$DISK" -C "$OUT/guest"; fi
 rm -f "$DISK"
 STATUS=$OUT/guest/kvmhost-status.txt
 # Boot time: QEMU start to /init (the guest's uptime when /init began, from its status file).
-BOOT_S=$(sed -n 's/^init uptime=\([0-9.]*\)$/\1/p' "$STATUS" 2>/dev/null | head -1)
+BOOT_S=$(sed -n 's/^init uptime=\([0-9.]*\)$/\1/p' "$STATUS" 2>/dev/null | head -1 || true)  # no status file: a wedged boot
 echo "qemu_rc=$QEMU_RC packages_s=$(secs "$T_START" "$T_DEBS") initramfs_s=$(secs "$T_DEBS" "$T_INITRAMFS")" \
   "guest_uptime_at_init_s=${BOOT_S:-?} qemu_wall_s=$(secs "$T_INITRAMFS" "$T_END") smp=$SMP mem=$MEM" \
   "kernel=$KVER stalled=$STALLED boots=$BOOTS wedged_boots=$((WEDGED_BOOTS + WEDGED))" > "$OUT/host-run.txt"

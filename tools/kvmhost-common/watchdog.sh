@@ -13,7 +13,8 @@
 # $KVMHOST_WEDGE_LOG when set (scripts/test.sh shows that file after ctest: a retry that passed
 # would otherwise stay hidden in ctest's log).
 #
-# The caller sets NAME (the harness's name in messages), OUT, CONSOLE, STALL, RETRIES and defines
+# The caller sets NAME (the harness's name in messages), OUT, CONSOLE, STALL, RETRIES, DISK and
+# DISK_MB (the results disk and its size, for where_vcpus) and defines
 #   start_qemu MONITOR_SOCKET   launch QEMU in the background (under timeout(1)), with
 #                               `-monitor unix:MONITOR_SOCKET,server,nowait -serial file:$CONSOLE`;
 #                               set QEMU_PID to the background process.
@@ -57,6 +58,52 @@ for command in ("info cpus", "info registers -a", "info registers -a"):
 PY
 }
 
+# The kernel functions the vCPUs were in. The guest's /init saved its kallsyms (KASLR's placement of
+# this boot) at the end of the results disk (save-symbols.sh); after QEMU is stopped that slice is read
+# back, the RIPs/PCs of every `info registers` round are looked up in it, a "## where" section is
+# appended to $1 and "CPU#0 sym+0x1f, CPU#1 sym+0x4 [kvm_amd]" (the last round) printed for the
+# one-line report. "?" for an address outside the symbols (user space; a boot wedged before /init).
+where_vcpus() {
+  local syms=$OUT/.kvmhost-kallsyms.txt
+  dd if="$DISK" bs=512 skip=$(( DISK_MB * 2048 - 32768 )) 2> /dev/null | tar -xOf - kallsyms.gz 2> /dev/null |
+    gzip -dc > "$syms" 2> /dev/null || true
+  python3 - "$1" "$syms" 2>/dev/null <<'PY' || true
+import bisect, re, sys
+regs, kallsyms = sys.argv[1], sys.argv[2]
+syms = []
+for line in open(kallsyms, errors="replace"):
+    f = line.split()
+    if len(f) >= 3 and f[1] in "tTwW":
+        syms.append((int(f[0], 16), f[2] + (" " + f[3] if len(f) > 3 else "")))
+syms.sort()
+addrs = [a for a, _ in syms]
+def name(pc):
+    i = bisect.bisect_right(addrs, pc) - 1
+    if i < 0 or pc - addrs[i] > 1 << 20:
+        return "?"
+    fn, _, mod = syms[i][1].partition(" ")
+    return f"{fn}+{pc - addrs[i]:#x}" + (f" {mod}" if mod else "")
+rounds, cpu = [], None
+for line in open(regs, errors="replace"):
+    if line.startswith("## info registers"):
+        rounds.append({})
+    m = re.match(r"\s*CPU#(\d+)", line)
+    if m:
+        cpu = int(m.group(1))
+    m = re.search(r"\b(?:RIP|PC)=([0-9a-f]{8,16})", line)
+    if m and rounds and cpu is not None:
+        rounds[-1].setdefault(cpu, int(m.group(1), 16))
+with open(regs, "a") as out:
+    out.write(f"## where (the guest's kallsyms of this boot: {len(syms)} text symbols)\n")
+    for n, r in enumerate(rounds, 1):
+        for c, pc in sorted(r.items()):
+            out.write(f"round {n} CPU#{c} {pc:#x} {name(pc)}\n")
+if rounds:
+    print(", ".join(f"CPU#{c} {name(pc)}" for c, pc in sorted(rounds[-1].items())))
+PY
+  rm -f "$syms"
+}
+
 stop_qemu() {  # $1: the timeout(1) process QEMU runs under; QEMU is its child and must die first
   local child
   child=$(pgrep -P "$1" || true)
@@ -78,7 +125,7 @@ where_wedged() {
 
 watch_qemu() {  # sets QEMU_RC, STALLED, WEDGED, LOCKUP_S, STOPPED_AT_S
   local qemu=$QEMU_PID last=-1 since start size lockup
-  start=$(date +%s) since=$start STALLED=0 WEDGED=0 LOCKUP_S=0 STOPPED_AT_S=0
+  start=$(date +%s) since=$start STALLED=0 WEDGED=0 LOCKUP_S=0 STOPPED_AT_S=0 WHERE=
   while kill -0 "$qemu" 2>/dev/null; do
     sleep 1
     size=$(stat -c %s "$CONSOLE" 2>/dev/null || echo 0)
@@ -87,14 +134,14 @@ watch_qemu() {  # sets QEMU_RC, STALLED, WEDGED, LOCKUP_S, STOPPED_AT_S
       lockup=$(longest_lockup)
       if [ "${lockup:-0}" -ge "$WEDGED_S" ]; then
         WEDGED=1 LOCKUP_S=$lockup STOPPED_AT_S=$(( $(date +%s) - start ))
-        dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
+        dump_vcpus "$OUT/vcpus.txt"; { stop_qemu "$qemu"; } 2> /dev/null; WHERE=$(where_vcpus "$OUT/vcpus.txt")
         break
       fi
       continue
     fi
     if [ $(( $(date +%s) - since )) -ge "$STALL" ]; then
       STALLED=1 STOPPED_AT_S=$(( $(date +%s) - start ))
-      dump_vcpus "$OUT/vcpus.txt"; stop_qemu "$qemu"
+      dump_vcpus "$OUT/vcpus.txt"; { stop_qemu "$qemu"; } 2> /dev/null; WHERE=$(where_vcpus "$OUT/vcpus.txt")
       break
     fi
   done
@@ -104,7 +151,7 @@ watch_qemu() {  # sets QEMU_RC, STALLED, WEDGED, LOCKUP_S, STOPPED_AT_S
 wedge_line() {  # $1: what follows "retrying" or "no retries left"
   local how
   if [ "$WEDGED" = 1 ]; then how="wedged"; else how="stalled (no console output for ${STALL}s)"; fi
-  local line="$NAME: guest $how at ${STOPPED_AT_S}s into boot $BOOTS ($(where_wedged)), $1"
+  local line="$NAME: guest $how at ${STOPPED_AT_S}s into boot $BOOTS ($(where_wedged)${WHERE:+; $WHERE}), $1"
   echo "$line" >&2
   if [ -n "${KVMHOST_WEDGE_LOG:-}" ]; then echo "$(date -u +%FT%TZ) $line [$OUT]" >> "$KVMHOST_WEDGE_LOG"; fi
 }

@@ -89,6 +89,7 @@ done
 cp /lib/modules/"$KVER"/modules.{order,builtin,builtin.modinfo} "$ROOT/lib/modules/$KVER/" 2>/dev/null || true
 depmod -b "$ROOT" "$KVER"
 install -m 755 "$HERE/guest/init.sh" "$ROOT/init"
+install -m 755 "$HERE/../kvmhost-common/save-symbols.sh" "$ROOT/kvmhost/save-symbols.sh"
 install -m 755 "$SCRIPT" "$ROOT/kvmhost/script.sh"
 for f in "${FILES[@]+"${FILES[@]}"}"; do cp -L "$f" "$ROOT/kvmhost/"; done
 (cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initramfs.cpio.gz"

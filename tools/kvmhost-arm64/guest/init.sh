@@ -34,6 +34,7 @@ fi
 status "kvm vhe"
 if [ ! -c /dev/kvm ]; then status "fail: /dev/kvm missing"; finish; fi
 status "dev_kvm present"
+sh /kvmhost/save-symbols.sh  # for a wedged boot (tools/kvmhost-common/save-symbols.sh)
 cd /out
 status "script start uptime=$(cut -d' ' -f1 /proc/uptime)"
 { timeout "$SCRIPT_TIMEOUT" sh -e /kvmhost/script.sh 2>&1; echo $? > /tmp/script-rc; } | tee /out/script.log

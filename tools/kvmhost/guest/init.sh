@@ -34,6 +34,7 @@ status "kvm_amd loaded"
 for p in /sys/module/kvm_amd/parameters/*; do echo "$(basename "$p")=$(cat "$p")"; done > /out/kvm_amd-params.txt
 if [ ! -c /dev/kvm ]; then status "fail: /dev/kvm missing"; finish; fi
 status "dev_kvm present"
+sh /kvmhost/save-symbols.sh  # for a wedged boot (tools/kvmhost-common/save-symbols.sh)
 save
 cd /out
 status "script start uptime=$(cut -d' ' -f1 /proc/uptime)"

@@ -28,7 +28,7 @@ start=$(date +%s)
 rc=$? took=$(( $(date +%s) - start ))
 [ "$rc" = 1 ] || fail "wedged guest: run.sh exited $rc, want 1"
 # One line per stopped boot, where it was and what follows (tools/kvmhost-common/watchdog.sh).
-grep -Eq '^kvmhost: guest wedged at [0-9]+s into boot 1 \(soft lockup - CPU#0 stuck for 75s! \[exitscope:188\]\), retrying \(1/1\)' \
+grep -Eq '^kvmhost: guest wedged at [0-9]+s into boot 1 \(soft lockup - CPU#0 stuck for 75s! \[exitscope:188\]; CPU#0 [^,]+, CPU#1 [^)]+\), retrying \(1/1\)' \
   "$OUT.stderr" || fail "wedged guest: no line saying the wedge and the retry"
 grep -Eq '^kvmhost: guest wedged at [0-9]+s into boot 2 .*, no retries left' "$OUT.stderr" ||
   fail "wedged guest: no line saying the second wedge"
@@ -36,6 +36,9 @@ grep -q '^kvmhost: error: guest kernel wedged in every one of 2 boots' "$OUT.std
   fail "wedged guest: no error line naming the wedge"
 [ -s "$OUT-wedged/console.1.log" ] || fail "wedged guest: the first boot's console was not kept"
 grep -q '^RIP=' "$OUT-wedged/vcpus.1.txt" || fail "wedged guest: no vCPU registers from QEMU's monitor"
+# The faked wedge leaves the vCPUs idle or in the sleeping script: at least one in a kernel function.
+grep -Eq '^round [0-9] CPU#[0-9] 0xffffffff[0-9a-f]+ [A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+' "$OUT-wedged/vcpus.1.txt" ||
+  fail "wedged guest: no vCPU resolved to a kernel function (the guest's kallsyms)"
 grep -q 'boots=2 wedged_boots=2' "$OUT-wedged/host-run.txt" || fail "wedged guest: host-run.txt wrong"
 [ "$took" -lt 240 ] || fail "wedged guest: took ${took}s, the wedge was not caught early"
 echo "ok: run.sh stopped a wedged guest and booted again (${took}s)"
