@@ -15,11 +15,12 @@
 # Knobs: --timeout (whole QEMU run, default 300), --stall (seconds without console output, 120),
 # --retries (boots again after a wedged or stalled guest kernel, 1),
 # --mem MiB (2048), --smp (2), --cpu (qemu64,+svm,+npt), --disk-mb (512), --append (extra cmdline),
+# --accel (QEMU's -accel value, tcg: multi-threaded TCG here; tcg,thread=single runs all vCPUs on one thread),
 # KVMHOST_SKIP_DEPS=1 skips scripts/install-deps.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SCRIPT= OUT= TIMEOUT=300 STALL=120 RETRIES=1 MEM=2048 SMP=2 CPU=qemu64,+svm,+npt DISK_MB=512 APPEND=
+SCRIPT= OUT= TIMEOUT=300 STALL=120 RETRIES=1 MEM=2048 SMP=2 CPU=qemu64,+svm,+npt DISK_MB=512 APPEND= ACCEL=tcg
 EXITSCOPE_BIN=${EXITSCOPE:-$REPO/build/exitscope}
 FILES=()
 usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --cpu) CPU=$2; shift 2 ;;
     --disk-mb) DISK_MB=$2; shift 2 ;;
     --append) APPEND=$2; shift 2 ;;
+    --accel) ACCEL=$2; shift 2 ;;
     --exitscope) EXITSCOPE_BIN=$2; shift 2 ;;
     --file) FILES+=("$2"); shift 2 ;;
     -h|--help) usage ;;
@@ -115,8 +117,8 @@ NAME=kvmhost
 watchdog_init
 start_qemu() {  # $1: the monitor socket
   truncate -s 0 "$DISK"; truncate -s "${DISK_MB}M" "$DISK"
-  log "booting: qemu-system-x86_64 -accel tcg -cpu $CPU -m $MEM -smp $SMP (timeout ${TIMEOUT}s, stall ${STALL}s)"
-  timeout --signal=KILL "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$CPU" -m "$MEM" -smp "$SMP" \
+  log "booting: qemu-system-x86_64 -accel $ACCEL -cpu $CPU -m $MEM -smp $SMP (timeout ${TIMEOUT}s, stall ${STALL}s)"
+  timeout --signal=KILL "$TIMEOUT" qemu-system-x86_64 -accel "$ACCEL" -cpu "$CPU" -m "$MEM" -smp "$SMP" \
     -kernel "/boot/vmlinuz-$KVER" -initrd "$WORK/initramfs.cpio.gz" -append "$CMDLINE" \
     -drive file="$DISK",format=raw,if=virtio -display none -monitor unix:"$1",server,nowait -serial file:"$CONSOLE" \
     -no-reboot </dev/null >"$WORK/qemu.stderr" 2>&1 &
@@ -125,7 +127,7 @@ start_qemu() {  # $1: the monitor socket
 boot_with_retries
 T_END=$(date +%s.%N)
 WALL=$(echo "$T_END - $T_INITRAMFS" | bc)
-echo "qemu_rc=$QEMU_RC wall_s=$WALL cpu=$CPU mem=$MEM smp=$SMP kernel=$KVER stalled=$STALLED" \
+echo "qemu_rc=$QEMU_RC wall_s=$WALL cpu=$CPU mem=$MEM smp=$SMP accel=$ACCEL kernel=$KVER stalled=$STALLED" \
   "boots=$BOOTS wedged_boots=$((WEDGED_BOOTS + WEDGED))" > "$OUT/host-run.txt"
 
 # ------------------------------------------------------------------ results
