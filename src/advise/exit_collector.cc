@@ -33,6 +33,53 @@ void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   }
 }
 
+namespace {
+
+// What the detail events of an exit said (MSR, port, MMIO, fault, system register, WFx), into
+// the advised exit.
+void AddDetails(const ExitSample& s, AdvisedExit* x) {
+  for (int i = 0; i < s.detail_count; ++i) {
+    const ExitDetail& d = s.details[i];
+    switch (d.kind) {
+      case EventKind::kMsr:
+        x->has_msr = true;
+        x->msr = static_cast<uint32_t>(d.key);
+        x->msr_write = d.write;
+        break;
+      case EventKind::kPio:
+        x->has_pio = true;
+        x->port = static_cast<uint32_t>(d.key);
+        x->pio_write = d.write;
+        break;
+      case EventKind::kMmio:
+        x->has_mmio = true;
+        x->gpa = d.key;
+        x->mmio_write = d.write || d.aux == kKvmTraceMmioWrite;
+        break;
+      case EventKind::kFastMmio:
+        x->has_mmio = x->fast_mmio = x->mmio_write = true;
+        x->gpa = d.key;
+        break;
+      case EventKind::kPageFault:
+      case EventKind::kGuestFault:
+        x->page_fault = true;
+        x->fault_addr = d.key;
+        break;
+      case EventKind::kSysReg:
+      case EventKind::kHandleSysReg:
+        if (x->has_sysreg && d.kind == EventKind::kHandleSysReg) break;  // kvm_sys_access said it
+        x->has_sysreg = true;
+        x->sysreg = static_cast<uint32_t>(d.key);
+        x->sysreg_write = d.write;
+        break;
+      case EventKind::kWfx: x->wfe = d.key != 0; break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
 void ExitCollector::Keep(const ExitSample& s, bool timed) {
   AdvisedExit x;
   x.ts_ns = s.ts_ns;
@@ -50,44 +97,7 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
   x.info2 = s.info2;
   x.userspace = s.to_userspace;
   x.userspace_reason = s.userspace_reason;
-  for (int i = 0; i < s.detail_count; ++i) {
-    const ExitDetail& d = s.details[i];
-    switch (d.kind) {
-      case EventKind::kMsr:
-        x.has_msr = true;
-        x.msr = static_cast<uint32_t>(d.key);
-        x.msr_write = d.write;
-        break;
-      case EventKind::kPio:
-        x.has_pio = true;
-        x.port = static_cast<uint32_t>(d.key);
-        x.pio_write = d.write;
-        break;
-      case EventKind::kMmio:
-        x.has_mmio = true;
-        x.gpa = d.key;
-        x.mmio_write = d.write || d.aux == kKvmTraceMmioWrite;
-        break;
-      case EventKind::kFastMmio:
-        x.has_mmio = x.fast_mmio = x.mmio_write = true;
-        x.gpa = d.key;
-        break;
-      case EventKind::kPageFault:
-      case EventKind::kGuestFault:
-        x.page_fault = true;
-        x.fault_addr = d.key;
-        break;
-      case EventKind::kSysReg:
-      case EventKind::kHandleSysReg:
-        if (x.has_sysreg && d.kind == EventKind::kHandleSysReg) break;  // kvm_sys_access said it
-        x.has_sysreg = true;
-        x.sysreg = static_cast<uint32_t>(d.key);
-        x.sysreg_write = d.write;
-        break;
-      case EventKind::kWfx: x.wfe = d.key != 0; break;
-      default: break;
-    }
-  }
+  AddDetails(s, &x);
   if (auto it = apic_.find(s.tid); it != apic_.end() && it->second.seen) {
     x.has_apic = true;
     x.apic_write = it->second.write;

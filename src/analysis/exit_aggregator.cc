@@ -319,6 +319,54 @@ GroupReport ExitAggregator::MakeGroup(int64_t gid, const GroupStats& g, const Ti
   return gr;
 }
 
+namespace {
+
+// The name and access of a detail event's key (MSR, port, CR, hypercall, system register …).
+void NameEventDetail(EventKind kind, uint8_t access, uint32_t size, uint64_t key, DetailRow* row) {
+  switch (kind) {
+    case EventKind::kMsr:
+      row->name = MsrName(static_cast<uint32_t>(key));
+      row->access = access ? "write" : "read";
+      break;
+    case EventKind::kPio:
+      row->name = IoPortName(static_cast<uint32_t>(key));
+      row->access = access ? "out" : "in";
+      break;
+    case EventKind::kMmio: row->access = std::string(MmioTypeName(access)); break;
+    case EventKind::kCr:
+      row->name = CrName(static_cast<uint32_t>(key));
+      row->access = access ? "write" : "read";
+      break;
+    case EventKind::kHypercall: row->name = std::string(HypercallName(key)); break;
+    case EventKind::kUserspaceExit: row->name = KvmExitName(static_cast<uint32_t>(key)); break;
+    case EventKind::kSysReg: {
+      const auto enc = static_cast<uint32_t>(key);
+      row->name = Arm64SysRegName(enc);
+      if (row->name.empty()) row->name = Arm64SysRegGenericName(enc);
+      row->key_text = Arm64SysRegTuple(enc);
+      row->access = access ? "write" : "read";
+      break;
+    }
+    case EventKind::kHvcArm64:
+      row->name = std::string(Arm64HvcFunctionName(key));
+      row->access = fmt::format("imm {:#x}", size);
+      row->size = 0;
+      break;
+    case EventKind::kWfx:
+      row->name = std::string(Arm64WfxName(key != 0));
+      row->key_text = std::to_string(key);
+      break;
+    case EventKind::kGuestFault: {
+      static constexpr std::string_view kAccess[] = {"read", "write", "fetch", "other"};
+      row->access = std::string(kAccess[access & 3]);
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace
+
 DetailRow ExitAggregator::MakeDetailRow(const DetailKey& k, const DetailStats& st) {
   DetailRow row;
   auto kind = static_cast<EventKind>(k.kind);
@@ -348,46 +396,7 @@ DetailRow ExitAggregator::MakeDetailRow(const DetailKey& k, const DetailStats& s
   } else if (k.key == kOtherKey) {
     row.name = "(other keys)";
   } else {
-    switch (kind) {
-      case EventKind::kMsr:
-        row.name = MsrName(static_cast<uint32_t>(k.key));
-        row.access = k.access ? "write" : "read";
-        break;
-      case EventKind::kPio:
-        row.name = IoPortName(static_cast<uint32_t>(k.key));
-        row.access = k.access ? "out" : "in";
-        break;
-      case EventKind::kMmio: row.access = std::string(MmioTypeName(k.access)); break;
-      case EventKind::kCr:
-        row.name = CrName(static_cast<uint32_t>(k.key));
-        row.access = k.access ? "write" : "read";
-        break;
-      case EventKind::kHypercall: row.name = std::string(HypercallName(k.key)); break;
-      case EventKind::kUserspaceExit: row.name = KvmExitName(static_cast<uint32_t>(k.key)); break;
-      case EventKind::kSysReg: {
-        const auto enc = static_cast<uint32_t>(k.key);
-        row.name = Arm64SysRegName(enc);
-        if (row.name.empty()) row.name = Arm64SysRegGenericName(enc);
-        row.key_text = Arm64SysRegTuple(enc);
-        row.access = k.access ? "write" : "read";
-        break;
-      }
-      case EventKind::kHvcArm64:
-        row.name = std::string(Arm64HvcFunctionName(k.key));
-        row.access = fmt::format("imm {:#x}", k.size);
-        row.size = 0;
-        break;
-      case EventKind::kWfx:
-        row.name = std::string(Arm64WfxName(k.key != 0));
-        row.key_text = std::to_string(k.key);
-        break;
-      case EventKind::kGuestFault: {
-        static constexpr std::string_view kAccess[] = {"read", "write", "fetch", "other"};
-        row.access = std::string(kAccess[k.access & 3]);
-        break;
-      }
-      default: break;
-    }
+    NameEventDetail(kind, k.access, k.size, k.key, &row);
   }
   return row;
 }

@@ -1,9 +1,24 @@
 #include "analysis/exit_driver.h"
 
+#include "sources/raw_event_source.h"
+
 namespace exitscope {
 namespace {
 
 constexpr uint64_t kProgressEvery = 1 << 18;  // events between progress callbacks
+
+// One event per Next, its loss marker (cleared before each call) passed along when there is one.
+template <typename Source, typename Event, typename Visitor>
+void DriveOneByOne(Source& source, const Visitor& visit, const ProgressFn& progress) {
+  Event event;
+  LostEvents lost;
+  for (uint64_t read = 1;; ++read) {
+    lost = LostEvents{};
+    if (!source.Next(&event, &lost)) return;
+    if (progress && read % kProgressEvery == 0) progress(source.bytes_done(), source.bytes_total());
+    if (!visit(event, lost.cpu >= 0 ? &lost : nullptr)) return;
+  }
+}
 
 }  // namespace
 
@@ -37,6 +52,14 @@ ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pa
   pairer.Finish();
   run.pairs = pairer.counts();
   return run;
+}
+
+void DriveEvents(KvmEventSource& source, const KvmEventVisitor& visit, const ProgressFn& progress) {
+  DriveOneByOne<KvmEventSource, KvmEvent>(source, visit, progress);
+}
+
+void DriveEvents(RawEventSource& source, const RawEventVisitor& visit, const ProgressFn& progress) {
+  DriveOneByOne<RawEventSource, RawEvent>(source, visit, progress);
 }
 
 }  // namespace exitscope

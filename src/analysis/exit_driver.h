@@ -4,7 +4,8 @@
 // In: an opened source (any format; batches read in place), the sink, where the pairer's diagnostics
 // go. Out: the sink's OnExitSample / OnUntimedExit calls, and what the run saw (ExitRun).
 // Assumption: the sink is cheap per exit; an event tap that wants every event (not only exits) costs a
-// virtual call per event and is for commands that need one.
+// virtual call per event and is for commands that need one. DriveEvents serves a command that shows
+// events rather than exits.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,9 @@
 #include "model/event_source.h"
 
 namespace exitscope {
+
+class RawEventSource;
+struct RawEvent;
 
 // Called every few hundred thousand events with bytes_done / bytes_total of the source.
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
@@ -44,5 +48,15 @@ struct ExitRun {
 // `pair_diagnostics`.
 ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pair_diagnostics,
                    const DriveOptions& options = {});
+
+// The same read loop for a command that shows every event instead of exits (`dump`): no pairing,
+// one event per source call (a stop reads nothing further, so the source's counters cover what was
+// shown), the progress rule of DriveExits. The visitor returns false to stop (a --limit reached,
+// the output closed); `lost` is the loss marker before the event, nullptr when none.
+using KvmEventVisitor = std::function<bool(const KvmEvent& event, const LostEvents* lost)>;
+using RawEventVisitor = std::function<bool(const RawEvent& event, const LostEvents* lost)>;
+void DriveEvents(KvmEventSource& source, const KvmEventVisitor& visit, const ProgressFn& progress = {});
+// Every record of a binary source, undecoded: all events, not only kvm ones.
+void DriveEvents(RawEventSource& source, const RawEventVisitor& visit, const ProgressFn& progress = {});
 
 }  // namespace exitscope

@@ -304,6 +304,127 @@ void Evaluate(DiffThresholdResult* res, const DiffRow& row) {
   }
 }
 
+// The normalisation: as --per asked, else chosen from the two sides' durations and vCPU threads.
+Status ChooseNormalization(const DiffOptions& o, DiffReport* d) {
+  const bool ns = d->time_unit == TimeUnit::kNs && d->before.duration_s > 0 && d->after.duration_s > 0;
+  if (o.normalize) {
+    if (*o.normalize != DiffNormalize::kRun && !ns) {
+      return MakeError(kExitUsage, "diff.no-seconds",
+                       fmt::format("--per {} needs both traces to last a time in ns", DiffNormalizeName(*o.normalize)),
+                       "use --per run (compare the raw counts), or --tsc-khz N for a trace in TSC cycles");
+    }
+    d->normalize = *o.normalize;
+    d->normalize_why = "as asked (--per)";
+  } else if (!ns) {
+    d->normalize = DiffNormalize::kRun;
+    d->normalize_why = "a trace's times are not ns: raw counts compared";
+  } else if (d->before.vcpu_threads != d->after.vcpu_threads && d->before.vcpu_threads && d->after.vcpu_threads) {
+    d->normalize = DiffNormalize::kVcpuSecond;
+    d->normalize_why =
+        fmt::format("the traces have {} and {} vCPU threads", d->before.vcpu_threads, d->after.vcpu_threads);
+  } else if (std::fabs(d->after.duration_s / d->before.duration_s - 1) > kAutoDurationTolerance) {
+    d->normalize = DiffNormalize::kSecond;
+    d->normalize_why = fmt::format("the traces last {:.3f} s and {:.3f} s", d->before.duration_s, d->after.duration_s);
+  } else {
+    d->normalize = DiffNormalize::kRun;
+    d->normalize_why = fmt::format(
+        "the traces last {:.3f} s and {:.3f} s (within {:.0f} %) with {} vCPU thread{}: "
+        "raw counts compared",
+        d->before.duration_s, d->after.duration_s, 100 * kAutoDurationTolerance, d->before.vcpu_threads,
+        d->before.vcpu_threads == 1 ? "" : "s");
+  }
+  return {};
+}
+
+// The two sides' rows matched by name: the total, reasons, then detail keys.
+struct MatchedRows {
+  PendingRow total;
+  std::map<std::string, PendingRow> reasons, details;
+};
+
+MatchedRows MatchRows(const Report& before, const Report& after) {
+  MatchedRows m;
+  auto add_reasons = [&](const Report& r, bool is_before) {
+    for (const auto& g : r.groups) {
+      for (const auto& row : g.reasons) {
+        PendingRow& p = m.reasons[row.name];
+        p.row.kind = "reason";
+        p.row.key = row.name;
+        p.row.isa = row.isa;
+        p.row.code = row.code;
+        (is_before ? p.before : p.after) = FromReason(row);
+      }
+    }
+  };
+  auto add_details = [&](const Report& r, bool is_before) {
+    for (const auto& row : r.details) {
+      PendingRow& p = m.details[DetailRowKey(row)];
+      p.row.kind = row.kind;
+      p.row.key = DetailKeyText(row);
+      p.row.name = row.name;
+      p.row.access = row.access;
+      p.row.size = row.size;
+      (is_before ? p.before : p.after) = FromDetail(row);
+    }
+  };
+  add_reasons(before, true);
+  add_reasons(after, false);
+  add_details(before, true);
+  add_details(after, false);
+  m.total.row.kind = "total";
+  m.total.row.key = "all";
+  m.total.before = FromTotals(before);
+  m.total.after = FromTotals(after);
+  return m;
+}
+
+// Every row measured and tested, the p values adjusted over the whole family (Holm), each row
+// decided and the movers put first.
+void TestRows(MatchedRows& m, const DiffOptions& o, DiffReport* d) {
+  Fill(&m.total, *d);
+  for (auto& [_, p] : m.reasons) Fill(&p, *d);
+  for (auto& [_, p] : m.details) Fill(&p, *d);
+  std::vector<double*> family;
+  auto enlist = [&](DiffRow& r) {
+    family.push_back(&r.count_p);
+    if (r.latency_p) family.push_back(&*r.latency_p);
+  };
+  enlist(m.total.row);
+  for (auto& [_, p] : m.reasons) enlist(p.row);
+  for (auto& [_, p] : m.details) enlist(p.row);
+  HolmAdjust(family);
+  d->total = m.total.row;
+  Decide(&d->total, o);
+  for (auto& [_, p] : m.reasons) {
+    Decide(&p.row, o);
+    d->reasons.push_back(std::move(p.row));
+  }
+  for (auto& [_, p] : m.details) {
+    Decide(&p.row, o);
+    d->details.push_back(std::move(p.row));
+  }
+  std::stable_sort(d->reasons.begin(), d->reasons.end(), MoverFirst);
+  std::stable_sort(d->details.begin(), d->details.end(), MoverFirst);
+}
+
+// Each --fail-if against the rows it names.
+void EvaluateThresholds(const DiffOptions& o, DiffReport* d) {
+  for (const DiffThreshold& th : o.thresholds) {
+    DiffThresholdResult res;
+    res.threshold = th;
+    auto visit = [&](const DiffRow& row) {
+      if (!SubjectMatches(th, row)) return;
+      res.matched = true;
+      Evaluate(&res, row);
+    };
+    visit(d->total);
+    for (const auto& r : d->reasons) visit(r);
+    for (const auto& r : d->details) visit(r);
+    d->tripped = d->tripped || res.tripped;
+    d->thresholds.push_back(std::move(res));
+  }
+}
+
 }  // namespace
 
 Result<DiffReport> DiffReports(const Report& before, const Report& after, const DiffOptions& o) {
@@ -324,109 +445,11 @@ Result<DiffReport> DiffReports(const Report& before, const Report& after, const 
                      "with the x86-tsc clock to ns");
   }
   d.time_unit = ub;
-  const bool ns = ub == TimeUnit::kNs && d.before.duration_s > 0 && d.after.duration_s > 0;
-  if (o.normalize) {
-    if (*o.normalize != DiffNormalize::kRun && !ns) {
-      return MakeError(kExitUsage, "diff.no-seconds",
-                       fmt::format("--per {} needs both traces to last a time in ns", DiffNormalizeName(*o.normalize)),
-                       "use --per run (compare the raw counts), or --tsc-khz N for a trace in TSC cycles");
-    }
-    d.normalize = *o.normalize;
-    d.normalize_why = "as asked (--per)";
-  } else if (!ns) {
-    d.normalize = DiffNormalize::kRun;
-    d.normalize_why = "a trace's times are not ns: raw counts compared";
-  } else if (d.before.vcpu_threads != d.after.vcpu_threads && d.before.vcpu_threads && d.after.vcpu_threads) {
-    d.normalize = DiffNormalize::kVcpuSecond;
-    d.normalize_why =
-        fmt::format("the traces have {} and {} vCPU threads", d.before.vcpu_threads, d.after.vcpu_threads);
-  } else if (std::fabs(d.after.duration_s / d.before.duration_s - 1) > kAutoDurationTolerance) {
-    d.normalize = DiffNormalize::kSecond;
-    d.normalize_why = fmt::format("the traces last {:.3f} s and {:.3f} s", d.before.duration_s, d.after.duration_s);
-  } else {
-    d.normalize = DiffNormalize::kRun;
-    d.normalize_why = fmt::format(
-        "the traces last {:.3f} s and {:.3f} s (within {:.0f} %) with {} vCPU thread{}: "
-        "raw counts compared",
-        d.before.duration_s, d.after.duration_s, 100 * kAutoDurationTolerance, d.before.vcpu_threads,
-        d.before.vcpu_threads == 1 ? "" : "s");
-  }
-
-  // Rows matched by name: reasons, then detail keys.
-  std::map<std::string, PendingRow> reasons, details;
-  auto add_reasons = [&](const Report& r, bool is_before) {
-    for (const auto& g : r.groups) {
-      for (const auto& row : g.reasons) {
-        PendingRow& p = reasons[row.name];
-        p.row.kind = "reason";
-        p.row.key = row.name;
-        p.row.isa = row.isa;
-        p.row.code = row.code;
-        (is_before ? p.before : p.after) = FromReason(row);
-      }
-    }
-  };
-  auto add_details = [&](const Report& r, bool is_before) {
-    for (const auto& row : r.details) {
-      PendingRow& p = details[DetailRowKey(row)];
-      p.row.kind = row.kind;
-      p.row.key = DetailKeyText(row);
-      p.row.name = row.name;
-      p.row.access = row.access;
-      p.row.size = row.size;
-      (is_before ? p.before : p.after) = FromDetail(row);
-    }
-  };
-  add_reasons(before, true);
-  add_reasons(after, false);
-  add_details(before, true);
-  add_details(after, false);
-  PendingRow total;
-  total.row.kind = "total";
-  total.row.key = "all";
-  total.before = FromTotals(before);
-  total.after = FromTotals(after);
-
-  Fill(&total, d);
-  for (auto& [_, p] : reasons) Fill(&p, d);
-  for (auto& [_, p] : details) Fill(&p, d);
-  std::vector<double*> family;
-  auto enlist = [&](DiffRow& r) {
-    family.push_back(&r.count_p);
-    if (r.latency_p) family.push_back(&*r.latency_p);
-  };
-  enlist(total.row);
-  for (auto& [_, p] : reasons) enlist(p.row);
-  for (auto& [_, p] : details) enlist(p.row);
-  HolmAdjust(family);
-  d.total = total.row;
-  Decide(&d.total, o);
-  for (auto& [_, p] : reasons) {
-    Decide(&p.row, o);
-    d.reasons.push_back(std::move(p.row));
-  }
-  for (auto& [_, p] : details) {
-    Decide(&p.row, o);
-    d.details.push_back(std::move(p.row));
-  }
-  std::stable_sort(d.reasons.begin(), d.reasons.end(), MoverFirst);
-  std::stable_sort(d.details.begin(), d.details.end(), MoverFirst);
+  if (Status st = ChooseNormalization(o, &d); !st.ok()) return st.error();
+  MatchedRows rows = MatchRows(before, after);
+  TestRows(rows, o, &d);
   d.verdict = Verdict(d);
-
-  for (const DiffThreshold& th : o.thresholds) {
-    DiffThresholdResult res;
-    res.threshold = th;
-    auto visit = [&](const DiffRow& row) {
-      if (!SubjectMatches(th, row)) return;
-      res.matched = true;
-      Evaluate(&res, row);
-    };
-    visit(d.total);
-    for (const auto& r : d.reasons) visit(r);
-    for (const auto& r : d.details) visit(r);
-    d.tripped = d.tripped || res.tripped;
-    d.thresholds.push_back(std::move(res));
-  }
+  EvaluateThresholds(o, &d);
   return d;
 }
 

@@ -49,6 +49,78 @@ constexpr char kExitStatus[] =
     "output; 64 bad option; 66 input missing; 74 I/O error;\n"
     "77 permission denied.";
 
+// What the command line gave, bound to the options before parsing.
+struct AdviseArgs {
+  std::string path;
+  bool json = false;
+  GuestSymbolArgs sym_args;
+  unsigned threads = 0;
+  std::string bench_path;
+  std::string html_out;
+  ClockOptions clock;
+};
+
+void DeclareAdviseOptions(CLI::App& app, AdviseArgs* a) {
+  app.add_option("FILE", a->path, "trace to advise on")->required();
+  app.add_flag("--json", a->json, fmt::format("JSON output (schema exitscope.advise/{})", kAdviseJsonSchemaVersion));
+  app.add_option("-j,--threads", a->threads,
+                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
+  app.add_option("--bench", a->bench_path,
+                 "`exitscope bench --json` output from this host: its measured round trips price fixes the "
+                 "trace cannot (untimed exits), and are shown beside the trace's own prices")
+      ->option_text("FILE");
+  AddGuestSymbolOptions(app, &a->sym_args);
+  app.add_option("--html", a->html_out,
+                 "write one self-contained HTML page to OUT (- = stdout): the findings with their savings, then "
+                 "the report's tables and charts")
+      ->option_text("OUT");
+  AddClockOptions(app, &a->clock);
+}
+
+// The advice as text, or as JSON with the report's context block.
+std::string RenderAdvice(const AdviseArgs& a, const Advice& advice, const ExitProfile& profile, const TraceMeta& meta,
+                         const Diagnostics& diag) {
+  if (!a.json) return RenderAdviceText(advice, a.path);
+  ReportContext context = BuildContext(meta, profile.run);
+  std::vector<int32_t> tids;
+  for (const auto& [tid, _] : profile.threads) tids.push_back(tid);
+  context.vms = VmGrouper(meta).Labels(tids);
+  context.vcpu_threads = tids.size();
+  return RenderAdviceJson(advice, context, diag.NonZero());
+}
+
+// The trace read through advise's collector, the rules run, the advice written.
+int AdviseTrace(const AdviseArgs& a, const BenchCosts* bench) {
+  auto source = OpenKvmEventSource(a.path, InputFormat::kAuto, DecodeThreads(a.threads), a.clock);
+  if (!source) return PrintError(source.error());
+  // Savings, rates and thresholds are priced in ns: TSC cycles or counts would price them wrong.
+  if (Status st = RequireNsClock((*source)->meta(), "advise"); !st.ok()) return PrintError(st.error());
+  for (const auto& note : (*source)->meta().clock_notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
+  ExitProfile profile;
+  Status read = ReadWithSequentialFallback(
+      &source.value(), a.path, InputFormat::kAuto, [&](KvmEventSource& src) { profile = CollectExits(&src); }, a.clock);
+  if (!read.ok()) return PrintError(read.error());
+  // The source's diagnostics after the whole read (parallel decoders merge theirs at the end).
+  const Diagnostics& diag = (*source)->diagnostics();
+  MarkPartial(diag, &profile);
+
+  GuestSymbolizer symbols;
+  if (const GuestSymbolOptions& sym = a.sym_args.options; sym.any()) {
+    auto loaded = GuestSymbolizer::Load(sym, profile.site_rips);
+    if (!loaded) return PrintError(loaded.error());
+    symbols = std::move(loaded.value());
+  }
+  Advice advice = RunAdvisor(profile, symbols, bench);
+  WriteStdout(RenderAdvice(a, advice, profile, (*source)->meta(), diag));
+  const int written = FinishStdout(kExitOk);
+  if (written != kExitOk) return written;
+  for (const auto& c : diag.NonZero()) {
+    std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(), static_cast<unsigned long long>(c.count),
+                 std::string(SeverityName(c.severity)).c_str(), c.description.c_str());
+  }
+  return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+}
+
 }  // namespace
 
 int RunAdviseCommand(int argc, char** argv) {
@@ -57,89 +129,32 @@ int RunAdviseCommand(int argc, char** argv) {
   app.footer(std::string(kHelp) + "\n\n" + kHelpInputs +
              ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
              kExamples + "\n\n" + kHelpPartial + "\n\n" + kExitStatus);
-  std::string path;
-  bool json = false;
-  GuestSymbolArgs sym_args;
-  app.add_option("FILE", path, "trace to advise on")->required();
-  app.add_flag("--json", json, fmt::format("JSON output (schema exitscope.advise/{})", kAdviseJsonSchemaVersion));
-  unsigned threads = 0;
-  app.add_option("-j,--threads", threads,
-                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
-  std::string bench_path;
-  app.add_option("--bench", bench_path,
-                 "`exitscope bench --json` output from this host: its measured round trips price fixes the "
-                 "trace cannot (untimed exits), and are shown beside the trace's own prices")
-      ->option_text("FILE");
-  AddGuestSymbolOptions(app, &sym_args);
-  std::string html_out;
-  app.add_option("--html", html_out,
-                 "write one self-contained HTML page to OUT (- = stdout): the findings with their savings, then "
-                 "the report's tables and charts")
-      ->option_text("OUT");
-  ClockOptions clock;
-  AddClockOptions(app, &clock);
+  AdviseArgs a;
+  DeclareAdviseOptions(app, &a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return ExitOnParseError(app, e);
   }
-  if (Status st = ResolveGuestSymbolArgs(&sym_args); !st.ok()) return PrintError(st.error());
-  const GuestSymbolOptions& sym = sym_args.options;
+  if (Status st = ResolveGuestSymbolArgs(&a.sym_args); !st.ok()) return PrintError(st.error());
   std::optional<BenchCosts> bench;
-  if (!bench_path.empty()) {
-    auto loaded = LoadBenchCosts(bench_path);
+  if (!a.bench_path.empty()) {
+    auto loaded = LoadBenchCosts(a.bench_path);
     if (!loaded) return PrintError(loaded.error());
     bench = std::move(loaded.value());
   }
-  if (!html_out.empty()) {
-    if (json) {
+  if (!a.html_out.empty()) {
+    if (a.json) {
       return PrintError(MakeError(kExitUsage, "advise.html-with-json", "--html cannot be combined with --json",
                                   "run `exitscope advise --json` separately"));
     }
-    HtmlReportRequest req{path, html_out, InputFormat::kAuto, {}, {}, DecodeThreads(threads), clock, sym_args};
+    HtmlReportRequest req{a.path,  a.html_out, InputFormat::kAuto, {}, {}, DecodeThreads(a.threads),
+                          a.clock, a.sym_args};
     req.advise = true;
     req.bench = bench ? &*bench : nullptr;
     return RunHtmlReport(req);
   }
-  auto source = OpenKvmEventSource(path, InputFormat::kAuto, DecodeThreads(threads), clock);
-  if (!source) return PrintError(source.error());
-  // Savings, rates and thresholds are priced in ns: TSC cycles or counts would price them wrong.
-  if (Status st = RequireNsClock((*source)->meta(), "advise"); !st.ok()) return PrintError(st.error());
-  for (const auto& note : (*source)->meta().clock_notes) std::fprintf(stderr, "warning: %s\n", note.c_str());
-  ExitProfile profile;
-  Status read = ReadWithSequentialFallback(
-      &source.value(), path, InputFormat::kAuto, [&](KvmEventSource& src) { profile = CollectExits(&src); }, clock);
-  if (!read.ok()) return PrintError(read.error());
-  // The source's diagnostics after the whole read (parallel decoders merge theirs at the end).
-  const Diagnostics& diag = (*source)->diagnostics();
-  MarkPartial(diag, &profile);
-
-  GuestSymbolizer symbols;
-  if (sym.any()) {
-    auto loaded = GuestSymbolizer::Load(sym, profile.site_rips);
-    if (!loaded) return PrintError(loaded.error());
-    symbols = std::move(loaded.value());
-  }
-  Advice advice = RunAdvisor(profile, symbols, bench ? &*bench : nullptr);
-  std::string out;
-  if (json) {
-    ReportContext context = BuildContext((*source)->meta(), profile.run);
-    std::vector<int32_t> tids;
-    for (const auto& [tid, _] : profile.threads) tids.push_back(tid);
-    context.vms = VmGrouper((*source)->meta()).Labels(tids);
-    context.vcpu_threads = tids.size();
-    out = RenderAdviceJson(advice, context, diag.NonZero());
-  } else {
-    out = RenderAdviceText(advice, path);
-  }
-  WriteStdout(out);
-  const int written = FinishStdout(kExitOk);
-  if (written != kExitOk) return written;
-  for (const auto& c : diag.NonZero()) {
-    std::fprintf(stderr, "diagnostic: %s = %llu (%s) — %s\n", c.name.c_str(), static_cast<unsigned long long>(c.count),
-                 std::string(SeverityName(c.severity)).c_str(), c.description.c_str());
-  }
-  return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+  return AdviseTrace(a, bench ? &*bench : nullptr);
 }
 
 }  // namespace exitscope

@@ -107,12 +107,8 @@ Result<double> Number(std::string_view option, const std::string& text, double l
   return v;
 }
 
-}  // namespace
-
-int RunDiffCommand(int argc, char** argv) {
-  CLI::App app{"exitscope diff: what changed between two recordings, per exit reason and detail key", "exitscope diff"};
-  app.footer(std::string(kDiffHelp) + "\n\n" + kHelpInputs + ";\nor trace text. The two may differ in format.\n\n" +
-             kDiffExamples + "\n\n" + kHelpPartial + "\n\n" + kDiffExitStatus);
+// What the command line gave, bound to the options before parsing.
+struct DiffArgs {
   SideArgs before, after;
   FilterArgs both;
   std::vector<std::string> fail_if;
@@ -120,110 +116,143 @@ int RunDiffCommand(int argc, char** argv) {
   bool json = false, all_rows = false;
   unsigned threads = 0;
   ClockOptions clock;
-  app.add_option("BEFORE", before.path, "the baseline trace (trace.dat, perf.data or text)")->required();
-  app.add_option("AFTER", after.path, "the trace to compare with it")->required();
-  AddFilterOptions(app, &both, kFilterPid | kFilterVcpu | kFilterWindow);
-  app.add_option("--before-pid", before.pid, "only this VM (host pid) or thread in BEFORE (instead of --pid)");
-  app.add_option("--after-pid", after.pid, "only this VM (host pid) or thread in AFTER (instead of --pid)");
-  app.add_option("--before-vcpu", before.vcpu, "only this vCPU index in BEFORE (instead of --vcpu)");
-  app.add_option("--after-vcpu", after.vcpu, "only this vCPU index in AFTER (instead of --vcpu)");
-  app.add_option("--per", per, "normalisation: auto (default), run (raw counts), second, vcpu-second")
-      ->check(CLI::IsMember({"auto", "run", "second", "vcpu-second"}));
-  app.add_option("--fail-if", fail_if, "exit 1 when this threshold trips, e.g. 'HLT.p99 > +10%' (repeatable)");
-  app.add_option("--alpha", alpha, "family-wise significance level after Holm's adjustment (default 0.01)");
-  app.add_option("--min-change", min_change, "smallest count change in % that can be beyond noise (default 5)");
-  app.add_option("--rows", rows, "detail rows shown in text (default 20; --json has all)");
-  app.add_flag("--all", all_rows, "also detail rows whose count did not change");
-  app.add_flag("--json", json, "one JSON object (schema exitscope.diff/1) instead of tables");
   std::string html_out;
-  app.add_option("--html", html_out,
+};
+
+void DeclareDiffOptions(CLI::App& app, DiffArgs* d) {
+  app.add_option("BEFORE", d->before.path, "the baseline trace (trace.dat, perf.data or text)")->required();
+  app.add_option("AFTER", d->after.path, "the trace to compare with it")->required();
+  AddFilterOptions(app, &d->both, kFilterPid | kFilterVcpu | kFilterWindow);
+  app.add_option("--before-pid", d->before.pid, "only this VM (host pid) or thread in BEFORE (instead of --pid)");
+  app.add_option("--after-pid", d->after.pid, "only this VM (host pid) or thread in AFTER (instead of --pid)");
+  app.add_option("--before-vcpu", d->before.vcpu, "only this vCPU index in BEFORE (instead of --vcpu)");
+  app.add_option("--after-vcpu", d->after.vcpu, "only this vCPU index in AFTER (instead of --vcpu)");
+  app.add_option("--per", d->per, "normalisation: auto (default), run (raw counts), second, vcpu-second")
+      ->check(CLI::IsMember({"auto", "run", "second", "vcpu-second"}));
+  app.add_option("--fail-if", d->fail_if, "exit 1 when this threshold trips, e.g. 'HLT.p99 > +10%' (repeatable)");
+  app.add_option("--alpha", d->alpha, "family-wise significance level after Holm's adjustment (default 0.01)");
+  app.add_option("--min-change", d->min_change, "smallest count change in % that can be beyond noise (default 5)");
+  app.add_option("--rows", d->rows, "detail rows shown in text (default 20; --json has all)");
+  app.add_flag("--all", d->all_rows, "also detail rows whose count did not change");
+  app.add_flag("--json", d->json, "one JSON object (schema exitscope.diff/1) instead of tables");
+  app.add_option("--html", d->html_out,
                  "also write one self-contained HTML page to OUT (- = stdout, then no table): the verdict, both "
                  "sides and every row before -> after; no network needed to view it")
       ->option_text("OUT");
-  app.add_option("-j,--threads", threads,
+  app.add_option("-j,--threads", d->threads,
                  "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
-  AddClockOptions(app, &clock);
+  AddClockOptions(app, &d->clock);
+}
+
+// One stdin at most; --pid / --vcpu or the per-side options, not both.
+Status CheckSides(const DiffArgs& d) {
+  if (d.before.path == "-" && d.after.path == "-") {
+    return MakeError(kExitUsage, "cli.two-stdin", "BEFORE and AFTER cannot both be '-' (stdin)",
+                     "give one of them as a file: `exitscope diff before.dat -`");
+  }
+  for (auto [side, pid, vcpu] :
+       {std::tuple{"before", &d.before.pid, &d.before.vcpu}, std::tuple{"after", &d.after.pid, &d.after.vcpu}}) {
+    if (!pid->empty() && !d.both.pid.empty()) {
+      return MakeError(kExitUsage, "cli.conflicting-options", std::string("--pid and --") + side + "-pid both given",
+                       "--pid selects the same VM on both sides; --before-pid / --after-pid one each side");
+    }
+    if (!vcpu->empty() && !d.both.vcpu.empty()) {
+      return MakeError(kExitUsage, "cli.conflicting-options", std::string("--vcpu and --") + side + "-vcpu both given",
+                       "--vcpu selects the same vCPU on both sides; --before-vcpu / --after-vcpu one each side");
+    }
+  }
+  return {};
+}
+
+Result<Filters> SideFilters(const FilterArgs& both, const SideArgs& s) {
+  FilterArgs a = both;
+  if (!s.pid.empty()) a.pid = s.pid;
+  if (!s.vcpu.empty()) a.vcpu = s.vcpu;
+  return ParseFilters(a);
+}
+
+// --per, --alpha, --min-change and --fail-if into the comparison's options.
+Status ParseDiffOptions(const DiffArgs& d, DiffOptions* options) {
+  if (d.per != "auto") {
+    options->normalize = d.per == "run"      ? DiffNormalize::kRun
+                         : d.per == "second" ? DiffNormalize::kSecond
+                                             : DiffNormalize::kVcpuSecond;
+  }
+  auto a = Number("--alpha", d.alpha, 1e-12, 0.5);
+  if (!a.ok()) return a.error();
+  options->alpha = *a;
+  auto mc = Number("--min-change", d.min_change, 0, 1e6);
+  if (!mc.ok()) return mc.error();
+  options->min_change_pct = *mc;
+  return {};
+}
+
+Status ParseFailIf(const DiffArgs& d, DiffOptions* options) {
+  for (const auto& text : d.fail_if) {
+    auto th = ParseThreshold(text);
+    if (!th.ok()) return th.error();
+    options->thresholds.push_back(*th);
+  }
+  return {};
+}
+
+ReportOptions SideReportOptions(const Filters& f) {
+  ReportOptions o;
+  o.pid = f.pid;
+  o.vcpu = f.vcpu;
+  o.from_s = f.from_s;
+  o.to_s = f.to_s;
+  o.histograms = true;
+  return o;
+}
+
+// Both sides read and compared; the page and the text or JSON written.
+int CompareAndWrite(const DiffArgs& d, const Filters& fb, const Filters& fa, const DiffOptions& options, size_t nrows) {
+  auto rb = ReadSide(d.before.path, SideReportOptions(fb), d.threads, d.clock);
+  if (!rb.ok()) return PrintError(rb.error());
+  auto ra = ReadSide(d.after.path, SideReportOptions(fa), d.threads, d.clock);
+  if (!ra.ok()) return PrintError(ra.error());
+  auto diff = DiffReports(*rb, *ra, options);
+  if (!diff.ok()) return PrintError(diff.error());
+  const int status = diff->tripped ? kExitThresholdTripped : diff->partial ? kExitDataErr : kExitOk;
+  if (!d.html_out.empty()) {
+    HtmlPage page("exitscope diff: " + d.before.path + " → " + d.after.path, "diff");
+    page.Add(DiffSection(*diff));
+    if (int written = WriteOutputFile(d.html_out, page.Render(), "HTML page"); written != kExitOk) return written;
+    if (d.html_out == "-") return status;
+  }
+  WriteStdout(d.json ? RenderJsonDiff(*diff) : RenderTextDiff(*diff, TextDiffOptions{nrows, d.all_rows}));
+  return FinishStdout(status);
+}
+
+}  // namespace
+
+int RunDiffCommand(int argc, char** argv) {
+  CLI::App app{"exitscope diff: what changed between two recordings, per exit reason and detail key", "exitscope diff"};
+  app.footer(std::string(kDiffHelp) + "\n\n" + kHelpInputs + ";\nor trace text. The two may differ in format.\n\n" +
+             kDiffExamples + "\n\n" + kHelpPartial + "\n\n" + kDiffExitStatus);
+  DiffArgs d;
+  DeclareDiffOptions(app, &d);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return ExitOnParseError(app, e);
   }
-  if (before.path == "-" && after.path == "-") {
-    return PrintError(MakeError(kExitUsage, "cli.two-stdin", "BEFORE and AFTER cannot both be '-' (stdin)",
-                                "give one of them as a file: `exitscope diff before.dat -`"));
-  }
-  for (auto [side, pid, vcpu] :
-       {std::tuple{"before", &before.pid, &before.vcpu}, std::tuple{"after", &after.pid, &after.vcpu}}) {
-    if (!pid->empty() && !both.pid.empty()) {
-      return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
-                                  std::string("--pid and --") + side + "-pid both given",
-                                  "--pid selects the same VM on both sides; --before-pid / --after-pid one each side"));
-    }
-    if (!vcpu->empty() && !both.vcpu.empty()) {
-      return PrintError(
-          MakeError(kExitUsage, "cli.conflicting-options", std::string("--vcpu and --") + side + "-vcpu both given",
-                    "--vcpu selects the same vCPU on both sides; --before-vcpu / --after-vcpu one each side"));
-    }
-  }
-  auto side_filters = [&](const SideArgs& s) {
-    FilterArgs a = both;
-    if (!s.pid.empty()) a.pid = s.pid;
-    if (!s.vcpu.empty()) a.vcpu = s.vcpu;
-    return ParseFilters(a);
-  };
-  auto fb = side_filters(before);
+  if (Status st = CheckSides(d); !st.ok()) return PrintError(st.error());
+  auto fb = SideFilters(d.both, d.before);
   if (!fb.ok()) return PrintError(fb.error());
-  auto fa = side_filters(after);
+  auto fa = SideFilters(d.both, d.after);
   if (!fa.ok()) return PrintError(fa.error());
   DiffOptions options;
-  if (per != "auto") {
-    options.normalize = per == "run"      ? DiffNormalize::kRun
-                        : per == "second" ? DiffNormalize::kSecond
-                                          : DiffNormalize::kVcpuSecond;
-  }
-  auto a = Number("--alpha", alpha, 1e-12, 0.5);
-  if (!a.ok()) return PrintError(a.error());
-  options.alpha = *a;
-  auto mc = Number("--min-change", min_change, 0, 1e6);
-  if (!mc.ok()) return PrintError(mc.error());
-  options.min_change_pct = *mc;
-  auto nrows = ParseCount("--rows", rows, 1000000, "the number of detail rows to show");
+  if (Status st = ParseDiffOptions(d, &options); !st.ok()) return PrintError(st.error());
+  auto nrows = ParseCount("--rows", d.rows, 1000000, "the number of detail rows to show");
   if (!nrows.ok()) return PrintError(nrows.error());
-  for (const auto& text : fail_if) {
-    auto th = ParseThreshold(text);
-    if (!th.ok()) return PrintError(th.error());
-    options.thresholds.push_back(*th);
-  }
+  if (Status st = ParseFailIf(d, &options); !st.ok()) return PrintError(st.error());
   options.from_s = fb->from_s;
   options.to_s = fb->to_s;
   options.before_selection = Selection(*fb);
   options.after_selection = Selection(*fa);
-
-  auto report_options = [](const Filters& f) {
-    ReportOptions o;
-    o.pid = f.pid;
-    o.vcpu = f.vcpu;
-    o.from_s = f.from_s;
-    o.to_s = f.to_s;
-    o.histograms = true;
-    return o;
-  };
-  auto rb = ReadSide(before.path, report_options(*fb), threads, clock);
-  if (!rb.ok()) return PrintError(rb.error());
-  auto ra = ReadSide(after.path, report_options(*fa), threads, clock);
-  if (!ra.ok()) return PrintError(ra.error());
-  auto diff = DiffReports(*rb, *ra, options);
-  if (!diff.ok()) return PrintError(diff.error());
-  const int status = diff->tripped ? kExitThresholdTripped : diff->partial ? kExitDataErr : kExitOk;
-  if (!html_out.empty()) {
-    HtmlPage page("exitscope diff: " + before.path + " → " + after.path, "diff");
-    page.Add(DiffSection(*diff));
-    if (int written = WriteOutputFile(html_out, page.Render(), "HTML page"); written != kExitOk) return written;
-    if (html_out == "-") return status;
-  }
-  WriteStdout(json ? RenderJsonDiff(*diff)
-                   : RenderTextDiff(*diff, TextDiffOptions{static_cast<size_t>(*nrows), all_rows}));
-  return FinishStdout(diff->tripped ? kExitThresholdTripped : diff->partial ? kExitDataErr : kExitOk);
+  return CompareAndWrite(d, *fb, *fa, options, static_cast<size_t>(*nrows));
 }
 
 }  // namespace exitscope

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/exit_driver.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
 #include "decode/exit_reasons.h"
@@ -98,61 +99,119 @@ void AppendKvmFields(const KvmEvent& e, std::string* line, nlohmann::json* field
   if (e.vcpu_id >= 0) put("vcpu_id", static_cast<uint64_t>(e.vcpu_id), false);
 }
 
-int DumpText(const DumpOptions& opt, OpenedInput input) {
-  auto opened = OpenKvmEventSource(std::move(input));
-  if (!opened.ok()) return PrintError(opened.error());
-  KvmEventSource& src = **opened;
-  const TraceMeta& meta = src.meta();
-  std::set<std::string, std::less<>> wanted;
-  for (const std::string& e : opt.events) {
-    std::string_view name = e;
-    if (name.starts_with("kvm:")) name.remove_prefix(4);
-    if (EventKindFromName(name) == EventKind::kOther) {
-      return PrintError(MakeError(kExitUsage, "dump.unknown-event", "text input has no event named '" + e + "'",
-                                  "in trace text exitscope reads the kvm events it models, e.g. kvm_exit, "
-                                  "kvm_entry, kvm_msr, kvm_pio, kvm_mmio"));
-    }
-    wanted.insert(std::string(name));
-  }
-  KvmEvent ev;
-  LostEvents lost;
-  uint64_t printed = 0;
-  std::string line;
-  while (src.Next(&ev, &lost)) {
-    if (lost.cpu >= 0) {
-      line = opt.json ? nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {"ts_ns", lost.ts_ns}}.dump() + "\n"
-                      : fmt::format("# lost {} events on cpu {} before {}\n",
-                                    lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
-                                    FormatTs(lost.ts_ns, opt.ns));
-      WriteStdout(line);
-      lost.cpu = -1;
-    }
-    std::string name(ev.kind == EventKind::kOther ? "kvm_other" : EventKindName(ev.kind));
-    if (!wanted.empty() && !wanted.count(name)) continue;
-    auto comm_it = meta.comm_by_tid.find(ev.tid);
-    std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second) : "<...>";
-    if (opt.json) {
-      nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid},
-                       {"comm", comm},      {"event", name}, {"system", "kvm"}};
-      nlohmann::json fields = nlohmann::json::object();
-      AppendKvmFields(ev, nullptr, &fields);
-      j["fields"] = std::move(fields);
-      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    } else {
-      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns), ev.cpu, ev.tid, comm, name);
-      AppendKvmFields(ev, &line, nullptr);
-      line.push_back('\n');
-    }
-    if (!WriteStdout(line)) break;  // output failed: FinishStdout says so, no point decoding on
-    if (opt.limit && ++printed >= opt.limit) break;
-  }
-  if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
-  const Diagnostics& diag = src.diagnostics();
+// The '# lost' line (or JSON object) printed where the ring buffer dropped events.
+std::string LostLine(const LostEvents& lost, const DumpOptions& opt, const std::string& ts_key, TimeUnit unit) {
+  if (opt.json) return nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {ts_key, lost.ts_ns}}.dump() + "\n";
+  return fmt::format("# lost {} events on cpu {} before {}\n",
+                     lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
+                     FormatTs(lost.ts_ns, opt.ns, unit));
+}
+
+// After the events: the non-zero counters on stderr, and the exit status they mean.
+int FinishDump(const Diagnostics& diag) {
   for (const auto& c : diag.NonZero()) {
     std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),
                  static_cast<unsigned long long>(c.count), c.description.c_str());
   }
   return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+}
+
+// --event names for text input: the kvm events exitscope models, with or without "kvm:".
+Result<std::set<std::string, std::less<>>> ResolveTextEvents(const std::vector<std::string>& events) {
+  std::set<std::string, std::less<>> wanted;
+  for (const std::string& e : events) {
+    std::string_view name = e;
+    if (name.starts_with("kvm:")) name.remove_prefix(4);
+    if (EventKindFromName(name) == EventKind::kOther) {
+      return MakeError(kExitUsage, "dump.unknown-event", "text input has no event named '" + e + "'",
+                       "in trace text exitscope reads the kvm events it models, e.g. kvm_exit, "
+                       "kvm_entry, kvm_msr, kvm_pio, kvm_mmio");
+    }
+    wanted.insert(std::string(name));
+  }
+  return wanted;
+}
+
+std::string KvmEventLine(const KvmEvent& ev, const std::string& name, const TraceMeta& meta, const DumpOptions& opt) {
+  auto comm_it = meta.comm_by_tid.find(ev.tid);
+  std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second) : "<...>";
+  if (opt.json) {
+    nlohmann::json j{{"ts_ns", ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid},
+                     {"comm", comm},      {"event", name}, {"system", "kvm"}};
+    nlohmann::json fields = nlohmann::json::object();
+    AppendKvmFields(ev, nullptr, &fields);
+    j["fields"] = std::move(fields);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  }
+  std::string line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns), ev.cpu, ev.tid, comm, name);
+  AppendKvmFields(ev, &line, nullptr);
+  line.push_back('\n');
+  return line;
+}
+
+int DumpText(const DumpOptions& opt, OpenedInput input) {
+  auto opened = OpenKvmEventSource(std::move(input));
+  if (!opened.ok()) return PrintError(opened.error());
+  KvmEventSource& src = **opened;
+  auto wanted = ResolveTextEvents(opt.events);
+  if (!wanted.ok()) return PrintError(wanted.error());
+  uint64_t printed = 0;
+  DriveEvents(src, [&](const KvmEvent& ev, const LostEvents* lost) {
+    if (lost) WriteStdout(LostLine(*lost, opt, "ts_ns", TimeUnit::kNs));
+    std::string name(ev.kind == EventKind::kOther ? "kvm_other" : EventKindName(ev.kind));
+    if (!wanted->empty() && !wanted->count(name)) return true;
+    if (!WriteStdout(KvmEventLine(ev, name, src.meta(), opt))) return false;  // FinishStdout says why
+    return !(opt.limit && ++printed >= opt.limit);
+  });
+  if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
+  return FinishDump(src.diagnostics());
+}
+
+// --event names to type ids, once; "name" or "system:name".
+Result<std::set<uint16_t>> ResolveEvents(const FormatRegistry& formats, const std::vector<std::string>& events) {
+  std::set<uint16_t> wanted;
+  for (const std::string& e : events) {
+    size_t colon = e.find(':');
+    std::string_view sys = colon == std::string::npos ? std::string_view() : std::string_view(e).substr(0, colon);
+    std::string_view name = colon == std::string::npos ? std::string_view(e) : std::string_view(e).substr(colon + 1);
+    bool found = false;
+    for (const auto& f : formats.all()) {
+      if (f->name == name && (sys.empty() || f->system == sys)) {
+        wanted.insert(f->id);
+        found = true;
+      }
+    }
+    if (!found) {
+      return MakeError(kExitUsage, "dump.unknown-event", "the trace has no event named '" + e + "'",
+                       "event names are as in tracefs, e.g. kvm_exit or kvm:kvm_exit");
+    }
+  }
+  return wanted;
+}
+
+// One record, every field decoded by its format (none for a type id without one).
+std::string RawEventLine(const RawEvent& ev, const EventFormat* fmt, const TraceMeta& meta, const DumpOptions& opt,
+                         const std::string& ts_key) {
+  auto comm_it = meta.comm_by_tid.find(ev.tid);
+  std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
+                                                            : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
+  std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
+  std::string line;
+  if (opt.json) {
+    nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
+    if (fmt) {
+      j["system"] = fmt->system;
+      nlohmann::json fields = nlohmann::json::object();
+      AppendFieldsJson(*fmt, ev.payload, &fields);
+      j["fields"] = std::move(fields);
+    }
+    line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns, meta.time_unit), ev.cpu, ev.tid, comm, name);
+    if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
+  }
+  line.push_back('\n');
+  return line;
 }
 
 int Dump(const DumpOptions& opt) {
@@ -168,82 +227,31 @@ int Dump(const DumpOptions& opt) {
   const TimeUnit unit = meta.time_unit;
   const std::string ts_key = unit == TimeUnit::kNs ? "ts_ns" : "ts_" + std::string(TimeUnitName(unit));
   for (const auto& note : meta.clock_notes) std::fprintf(stderr, "# warning: %s\n", note.c_str());
+  auto wanted = ResolveEvents(formats, opt.events);
+  if (!wanted.ok()) return PrintError(wanted.error());
 
-  // Resolve --event names to type ids once; "name" or "system:name".
-  std::set<uint16_t> wanted;
-  for (const std::string& e : opt.events) {
-    size_t colon = e.find(':');
-    std::string_view sys = colon == std::string::npos ? std::string_view() : std::string_view(e).substr(0, colon);
-    std::string_view name = colon == std::string::npos ? std::string_view(e) : std::string_view(e).substr(colon + 1);
-    bool found = false;
-    for (const auto& f : formats.all()) {
-      if (f->name == name && (sys.empty() || f->system == sys)) {
-        wanted.insert(f->id);
-        found = true;
-      }
-    }
-    if (!found) {
-      return PrintError(MakeError(kExitUsage, "dump.unknown-event", "the trace has no event named '" + e + "'",
-                                  "event names are as in tracefs, e.g. kvm_exit or kvm:kvm_exit"));
-    }
-  }
-
-  std::string line;
-  RawEvent ev;
-  LostEvents lost;
-  uint64_t printed = 0, read = 0, unknown_ids = 0;
+  uint64_t printed = 0, unknown_ids = 0;
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
-  while (src.Next(&ev, &lost)) {
-    if (progress && (++read & ((1u << 18) - 1)) == 0) {
-      std::fprintf(stderr, "\rreading %5.1f%%",
-                   100.0 * static_cast<double>(src.bytes_done()) / static_cast<double>(src.bytes_total()));
-    }
-    if (lost.cpu >= 0) {
-      if (opt.json) {
-        line = nlohmann::json{{"lost", lost.count}, {"cpu", lost.cpu}, {ts_key, lost.ts_ns}}.dump() + "\n";
-      } else {
-        line = fmt::format("# lost {} events on cpu {} before {}\n",
-                           lost.count ? std::to_string(lost.count) : "an unknown number of", lost.cpu,
-                           FormatTs(lost.ts_ns, opt.ns, unit));
-      }
-      WriteStdout(line);
-    }
-    const EventFormat* fmt = formats.ById(ev.type_id);
-    // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
-    if (!fmt) ++unknown_ids;
-    if (!wanted.empty() && !wanted.count(ev.type_id)) continue;
-    auto comm_it = meta.comm_by_tid.find(ev.tid);
-    std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
-                                                              : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
-    std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
-    if (opt.json) {
-      nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
-      if (fmt) {
-        j["system"] = fmt->system;
-        nlohmann::json fields = nlohmann::json::object();
-        AppendFieldsJson(*fmt, ev.payload, &fields);
-        j["fields"] = std::move(fields);
-      }
-      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      line.push_back('\n');
-    } else {
-      line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns, unit), ev.cpu, ev.tid, comm, name);
-      if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
-      line.push_back('\n');
-    }
-    if (!WriteStdout(line)) break;  // output failed: FinishStdout says so, no point decoding on
-    if (opt.limit && ++printed >= opt.limit) break;
-  }
+  auto show_progress = [](uint64_t done, uint64_t total) {
+    std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total));
+  };
+  DriveEvents(
+      src,
+      [&](const RawEvent& ev, const LostEvents* lost) {
+        if (lost) WriteStdout(LostLine(*lost, opt, ts_key, unit));
+        const EventFormat* fmt = formats.ById(ev.type_id);
+        // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
+        if (!fmt) ++unknown_ids;
+        if (!wanted->empty() && !wanted->count(ev.type_id)) return true;
+        if (!WriteStdout(RawEventLine(ev, fmt, meta, opt, ts_key))) return false;  // FinishStdout says why
+        return !(opt.limit && ++printed >= opt.limit);
+      },
+      progress ? ProgressFn(show_progress) : ProgressFn());
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) std::fprintf(stderr, "\r%20s\r", "");
   if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
-  const Diagnostics& diag = src.diagnostics();
-  for (const auto& c : diag.NonZero()) {
-    std::fprintf(stderr, "# %s %s: %llu (%s)\n", std::string(SeverityName(c.severity)).c_str(), c.name.c_str(),
-                 static_cast<unsigned long long>(c.count), c.description.c_str());
-  }
-  return diag.HasDataLoss() ? kExitDataErr : kExitOk;
+  return FinishDump(src.diagnostics());
 }
 
 }  // namespace

@@ -140,6 +140,68 @@ Status CheckReasonForIsa(const Filters& f, Isa isa) {
                std::string(hint) + "`exitscope report` without --reason lists the trace's reasons");
 }
 
+namespace {
+
+// --fail-if's METRIC by name; false when there is none such.
+bool MetricFromName(const std::string& metric, DiffMetric* out) {
+  static const std::pair<const char*, DiffMetric> kMetrics[] = {
+      {"count", DiffMetric::kCount}, {"rate", DiffMetric::kRate}, {"mean", DiffMetric::kMean},
+      {"p50", DiffMetric::kP50},     {"p99", DiffMetric::kP99},   {"time", DiffMetric::kTime}};
+  bool found = false;
+  for (const auto& [name, m] : kMetrics) {
+    if (metric == name) *out = m, found = true;
+  }
+  return found;
+}
+
+// Why --fail-if's SUBJECT names no row (a reason, all, or KIND:KEY of a detail row); empty when it does.
+std::string SubjectProblem(const std::string& subject) {
+  if (size_t colon = subject.find(':'); colon != std::string::npos) {
+    static const char* kKinds[] = {"msr",  "pio",    "mmio", "fast_mmio", "cr",      "hypercall", "userspace",
+                                   "apic", "vector", "dr",   "cr_exit",   "io_exit", "ept"};
+    const std::string kind = subject.substr(0, colon);
+    if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) ||
+        colon + 1 == subject.size()) {
+      return "'" + subject +
+             "' is not KIND:KEY of a detail row (kinds: msr, pio, mmio, fast_mmio, cr, "
+             "hypercall, userspace, apic, vector, dr, cr_exit, io_exit, ept)";
+    }
+  } else if (subject != "all" && subject != "total" && !ReasonCodesFromName(subject).known()) {
+    return "'" + subject + "' is not an exit reason name, all, or KIND:KEY";
+  }
+  return {};
+}
+
+// VALUE: [+-]number then %, a duration unit, or nothing, into th->value and th->relative. Returns
+// why it is not one, empty when it is.
+std::string ParseThresholdValue(const std::string& value, const std::string& metric, DiffThreshold* th) {
+  double v = 0;
+  const char* begin = value.data() + (!value.empty() && value[0] == '+' ? 1 : 0);
+  auto [end, ec] = std::from_chars(begin, value.data() + value.size(), v);
+  if (ec != std::errc() || begin == value.data() + value.size() || !std::isfinite(v)) {
+    return "'" + value + "' is not a number";
+  }
+  const std::string unit(end, value.data() + value.size());
+  const bool duration = th->metric == DiffMetric::kMean || th->metric == DiffMetric::kP50 ||
+                        th->metric == DiffMetric::kP99 || th->metric == DiffMetric::kTime;
+  static const std::pair<const char*, double> kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  th->relative = unit == "%";
+  if (!th->relative && !unit.empty()) {
+    double scale = 0;
+    for (const auto& [name, f] : kUnits) {
+      if (unit == name) scale = f;
+    }
+    if (scale == 0 || !duration) {
+      return "'" + unit + "' is not a unit of " + metric + (duration ? " (ns, us, ms, s or %)" : " (% or none)");
+    }
+    v *= scale;
+  }
+  th->value = v;
+  return {};
+}
+
+}  // namespace
+
 Result<DiffThreshold> ParseThreshold(const std::string& text) {
   const std::string grammar =
       "write SUBJECT.METRIC OP VALUE, e.g. 'HLT.p99 > +10%', 'all.time > +1ms', 'msr:0x6e0.count >= +50%': "
@@ -165,50 +227,9 @@ Result<DiffThreshold> ParseThreshold(const std::string& text) {
   if (dot == std::string::npos || dot == 0) return bad("no SUBJECT.METRIC before the comparison");
   th.subject = left.substr(0, dot);
   const std::string metric = left.substr(dot + 1);
-  static const std::pair<const char*, DiffMetric> kMetrics[] = {
-      {"count", DiffMetric::kCount}, {"rate", DiffMetric::kRate}, {"mean", DiffMetric::kMean},
-      {"p50", DiffMetric::kP50},     {"p99", DiffMetric::kP99},   {"time", DiffMetric::kTime}};
-  bool found = false;
-  for (const auto& [name, m] : kMetrics) {
-    if (metric == name) th.metric = m, found = true;
-  }
-  if (!found) return bad("unknown metric '" + metric + "'");
-  if (size_t colon = th.subject.find(':'); colon != std::string::npos) {
-    static const char* kKinds[] = {"msr",  "pio",    "mmio", "fast_mmio", "cr",      "hypercall", "userspace",
-                                   "apic", "vector", "dr",   "cr_exit",   "io_exit", "ept"};
-    const std::string kind = th.subject.substr(0, colon);
-    if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return kind == k; }) ||
-        colon + 1 == th.subject.size()) {
-      return bad("'" + th.subject +
-                 "' is not KIND:KEY of a detail row (kinds: msr, pio, mmio, fast_mmio, cr, "
-                 "hypercall, userspace, apic, vector, dr, cr_exit, io_exit, ept)");
-    }
-  } else if (th.subject != "all" && th.subject != "total" && !ReasonCodesFromName(th.subject).known()) {
-    return bad("'" + th.subject + "' is not an exit reason name, all, or KIND:KEY");
-  }
-  // VALUE: [+-]number then %, a duration unit, or nothing.
-  double v = 0;
-  const char* begin = value.data() + (!value.empty() && value[0] == '+' ? 1 : 0);
-  auto [end, ec] = std::from_chars(begin, value.data() + value.size(), v);
-  if (ec != std::errc() || begin == value.data() + value.size() || !std::isfinite(v)) {
-    return bad("'" + value + "' is not a number");
-  }
-  const std::string unit(end, value.data() + value.size());
-  const bool duration = th.metric == DiffMetric::kMean || th.metric == DiffMetric::kP50 ||
-                        th.metric == DiffMetric::kP99 || th.metric == DiffMetric::kTime;
-  static const std::pair<const char*, double> kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-  th.relative = unit == "%";
-  if (!th.relative && !unit.empty()) {
-    double scale = 0;
-    for (const auto& [name, f] : kUnits) {
-      if (unit == name) scale = f;
-    }
-    if (scale == 0 || !duration) {
-      return bad("'" + unit + "' is not a unit of " + metric + (duration ? " (ns, us, ms, s or %)" : " (% or none)"));
-    }
-    v *= scale;
-  }
-  th.value = v;
+  if (!MetricFromName(metric, &th.metric)) return bad("unknown metric '" + metric + "'");
+  if (std::string why = SubjectProblem(th.subject); !why.empty()) return bad(why);
+  if (std::string why = ParseThresholdValue(value, metric, &th); !why.empty()) return bad(why);
   return th;
 }
 

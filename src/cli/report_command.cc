@@ -98,132 +98,131 @@ void PrintProgress(uint64_t done, uint64_t total) {
   std::fflush(stderr);
 }
 
-}  // namespace
-
-int RunReportCommand(int argc, char** argv) {
-  CLI::App app{"exitscope report: where VMs lose time to exits, per exit reason", "exitscope report"};
-  app.footer(std::string(kReportHelp) + "\n\n" + kHelpInputs + kReportInputsText + "\n\n" + kReportExamples + "\n\n" +
-             kHelpPartial + "\n\n" + kReportExitStatus);
+// What the command line gave, bound to the options before parsing.
+struct ReportArgs {
   std::string path, by = "reason", input_format = "auto";
   ReportOptions options;
-  bool json = false, no_details = false;
+  bool json = false;
   FilterArgs filter_args;
-  app.add_option("FILE", path, "trace.dat, perf.data or trace text (see Inputs below)")->required();
-  app.add_option("--by", by, "group by: reason (default), vm, vcpu, cpu, rip (top guest RIPs per reason)")
-      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu", "rip"}));
   RipReportArgs rip_args;
-  AddRipReportOptions(app, &rip_args);
-  AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
-                   "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
-  app.add_flag("--json", json, "one JSON object (schema exitscope.report/3) instead of tables");
   std::string html_out;
-  app.add_option("--html", html_out,
+  bool openmetrics = false;
+  std::string exposition = "text";
+  bool csv = false;
+  std::string histogram;
+  unsigned threads = 0;
+  ClockOptions clock;
+};
+
+void DeclareReportOptions(CLI::App& app, ReportArgs* a) {
+  app.add_option("FILE", a->path, "trace.dat, perf.data or trace text (see Inputs below)")->required();
+  app.add_option("--by", a->by, "group by: reason (default), vm, vcpu, cpu, rip (top guest RIPs per reason)")
+      ->check(CLI::IsMember({"reason", "vm", "vcpu", "cpu", "rip"}));
+  AddRipReportOptions(app, &a->rip_args);
+  AddFilterOptions(app, &a->filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow | kFilterTop,
+                   "show only the N (>= 1) reasons with most exits per group (--by rip: RIPs per reason)");
+  app.add_flag("--json", a->json, "one JSON object (schema exitscope.report/3) instead of tables");
+  app.add_option("--html", a->html_out,
                  "write one self-contained HTML page to OUT (- = stdout): the tables, latency distributions, "
                  "exits/s per vCPU over time, a flame graph of guest code; no network needed to view it")
       ->option_text("OUT");
-  bool openmetrics = false;
-  std::string exposition = "text";
-  app.add_flag("--openmetrics", openmetrics,
+  app.add_flag("--openmetrics", a->openmetrics,
                "the trace's totals as the metrics `exitscope serve` exports, in the Prometheus text format "
                "node_exporter's textfile collector reads (--exposition openmetrics: OpenMetrics 1.0.0)");
-  app.add_option("--exposition", exposition, "with --openmetrics: text (default) or openmetrics")
+  app.add_option("--exposition", a->exposition, "with --openmetrics: text (default) or openmetrics")
       ->check(CLI::IsMember({"text", "openmetrics"}));
-  bool csv = false;
-  std::string histogram;
-  app.add_flag("--csv", csv,
+  app.add_flag("--csv", a->csv,
                "CSV instead of tables: a header row, then one row per group x exit reason with every column "
                "(RFC 4180; --by respected; times in the trace's unit, empty = unknown)");
-  app.add_option("--histogram", histogram,
+  app.add_option("--histogram", a->histogram,
                  "draw the handling-time histogram of this exit reason (any spelling) on log buckets, p50 and "
                  "p99 marked, per group of --by");
-  app.add_flag("--details,!--no-details", options.details, "MSR/port/MMIO/… breakdowns (default on)");
-  unsigned threads = 0;
-  app.add_option("-j,--threads", threads,
+  app.add_flag("--details,!--no-details", a->options.details, "MSR/port/MMIO/… breakdowns (default on)");
+  app.add_option("-j,--threads", a->threads,
                  "threads decoding an uncompressed trace.dat, also for --by rip and --folded (default: one per "
                  "core, up to 8; 1 = sequential)");
-  ClockOptions clock;
-  AddClockOptions(app, &clock);
-  app.add_option("--input-format,--format", input_format,
+  AddClockOptions(app, &a->clock);
+  app.add_option("--input-format,--format", a->input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")
       ->check(CLI::IsMember({"auto", "tracedat", "perf", "perfdata", "text"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
+}
+
+// One output form at a time; --openmetrics takes no filter.
+Status CheckOutputForm(const ReportArgs& a) {
+  if (int outputs = a.json + a.csv + !a.histogram.empty() + !a.html_out.empty() + a.openmetrics; outputs > 1) {
+    return MakeError(kExitUsage, "cli.conflicting-options",
+                     "--json, --csv, --histogram, --html and --openmetrics exclude each other",
+                     "give one output form: --json (the whole report), --csv (the reason rows), "
+                     "--histogram REASON (one reason's latency), --html OUT (one page) or "
+                     "--openmetrics (the metrics of `exitscope serve`)");
   }
-  (void)no_details;
-  if (int outputs = json + csv + !histogram.empty() + !html_out.empty() + openmetrics; outputs > 1) {
-    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
-                                "--json, --csv, --histogram, --html and --openmetrics exclude each other",
-                                "give one output form: --json (the whole report), --csv (the reason rows), "
-                                "--histogram REASON (one reason's latency), --html OUT (one page) or "
-                                "--openmetrics (the metrics of `exitscope serve`)"));
-  }
-  if (openmetrics && (!filter_args.pid.empty() || !filter_args.vcpu.empty() || !filter_args.reason.empty() ||
-                      !filter_args.from.empty() || !filter_args.to.empty() || by != "reason")) {
+  const FilterArgs& f = a.filter_args;
+  if (a.openmetrics && (!f.pid.empty() || !f.vcpu.empty() || !f.reason.empty() || !f.from.empty() || !f.to.empty() ||
+                        a.by != "reason")) {
     // The exposition is the trace's totals, as `serve --from-trace` serves them: a filter would be
     // ignored in silence.
-    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
-                                "--openmetrics exports the whole trace: --by, --pid, --vcpu, --reason, --from "
-                                "and --to do not apply to it",
-                                "drop them, or use --json / --csv for a filtered report"));
+    return MakeError(kExitUsage, "cli.conflicting-options",
+                     "--openmetrics exports the whole trace: --by, --pid, --vcpu, --reason, --from "
+                     "and --to do not apply to it",
+                     "drop them, or use --json / --csv for a filtered report");
   }
-  if (openmetrics) {
-    auto tm = MetricsOfTrace(path, clock);
-    if (!tm.ok()) return PrintError(tm.error());
-    ExpositionOptions o;
-    o.format = exposition == "openmetrics" ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kPrometheusText;
-    WriteStdout(RenderExposition(*tm->metrics, tm->diagnostics, nullptr, o));
-    return FinishStdout(tm->partial ? kExitDataErr : kExitOk);
-  }
-  options.by = by == "vm"     ? GroupBy::kVm
-               : by == "vcpu" ? GroupBy::kVcpu
-               : by == "cpu"  ? GroupBy::kCpu
-                              : GroupBy::kReason;
-  auto filters = ParseFilters(filter_args);
-  if (!filters.ok()) return PrintError(filters.error());
+  return {};
+}
+
+int RunOpenMetricsReport(const ReportArgs& a) {
+  auto tm = MetricsOfTrace(a.path, a.clock);
+  if (!tm.ok()) return PrintError(tm.error());
+  ExpositionOptions o;
+  o.format = a.exposition == "openmetrics" ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kPrometheusText;
+  WriteStdout(RenderExposition(*tm->metrics, tm->diagnostics, nullptr, o));
+  return FinishStdout(tm->partial ? kExitDataErr : kExitOk);
+}
+
+// --by and the filters into a->options; the reason --histogram draws into *histogram_filter.
+Result<Filters> ResolveFilters(ReportArgs* a, Filters* histogram_filter) {
+  ReportOptions& options = a->options;
+  options.by = a->by == "vm"     ? GroupBy::kVm
+               : a->by == "vcpu" ? GroupBy::kVcpu
+               : a->by == "cpu"  ? GroupBy::kCpu
+                                 : GroupBy::kReason;
+  auto filters = ParseFilters(a->filter_args);
+  if (!filters.ok()) return filters.error();
   options.pid = filters->pid;
   options.vcpu = filters->vcpu;
   options.from_s = filters->from_s;
   options.to_s = filters->to_s;
   options.top = filters->top;
   if (!filters->reason.empty()) options.reason = filters->reason;
-  Filters histogram_filter;
-  if (!histogram.empty()) {
+  if (!a->histogram.empty()) {
     FilterArgs h;
-    h.reason = histogram;
+    h.reason = a->histogram;
     auto parsed = ParseFilters(h);
     if (!parsed.ok()) {
       Error e = parsed.error();
       e.message = "--histogram: " + e.message;
-      return PrintError(e);
+      return e;
     }
-    histogram_filter = *parsed;
+    *histogram_filter = *parsed;
     options.histograms = true;
   }
-  if ((csv || !histogram.empty()) && (by == "rip" || !rip_args.folded.empty())) {
-    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
-                                std::string(csv ? "--csv" : "--histogram") + " does not go with --by rip or --folded",
-                                "use --by reason, vm, vcpu or cpu with it"));
-  }
-  InputFormat fmt = input_format == "tracedat"                             ? InputFormat::kTraceDat
-                    : input_format == "perf" || input_format == "perfdata" ? InputFormat::kPerfData
-                    : input_format == "text"                               ? InputFormat::kText
-                                                                           : InputFormat::kAuto;
-  // The symbol options only act with --by rip / --folded, but a bad value is refused either way.
-  if (Status st = ResolveGuestSymbolArgs(&rip_args.symbols); !st.ok()) return PrintError(st.error());
-  if (!html_out.empty()) {
-    if (by == "rip" || !rip_args.folded.empty() || json) {
-      return PrintError(MakeError(kExitUsage, "report.html-with",
-                                  "--html cannot be combined with --json, --by rip or --folded",
-                                  "the page already holds the flame graph of --by rip; run the others separately"));
-    }
-    return RunHtmlReport({path, html_out, fmt, options, *filters, DecodeThreads(threads), clock, rip_args.symbols});
-  }
-  if (by == "rip" || !rip_args.folded.empty()) {
-    return RunRipReport({path, fmt, *filters, json, by == "rip", DecodeThreads(threads), clock}, rip_args);
-  }
-  auto source = OpenKvmEventSource(path, fmt, DecodeThreads(threads), clock);
+  return filters;
+}
+
+InputFormat InputFormatFromName(const std::string& name) {
+  return name == "tracedat"                     ? InputFormat::kTraceDat
+         : name == "perf" || name == "perfdata" ? InputFormat::kPerfData
+         : name == "text"                       ? InputFormat::kText
+                                                : InputFormat::kAuto;
+}
+
+Isa IsaFromName(const std::string& name) {
+  return name == "vmx" ? Isa::kVmx : name == "svm" ? Isa::kSvm : name == "arm64" ? Isa::kArm64 : Isa::kUnknown;
+}
+
+// The report of the reason table (text, JSON, CSV or one reason's histogram).
+int RunTableReport(const ReportArgs& a, InputFormat fmt, const Filters& filters, const Filters& histogram_filter) {
+  const ReportOptions& options = a.options;
+  auto source = OpenKvmEventSource(a.path, fmt, DecodeThreads(a.threads), a.clock);
   if (!source.ok()) return PrintError(source.error());
   // The window is in seconds: a trace in TSC cycles or counts cannot place it.
   if (options.from_s || options.to_s) {
@@ -235,30 +234,70 @@ int RunReportCommand(int argc, char** argv) {
   if (tty) progress = PrintProgress;
   Report report;
   Status read = ReadWithSequentialFallback(
-      &source.value(), path, fmt, [&](KvmEventSource& src) { report = BuildReport(src, options, progress); }, clock);
+      &source.value(), a.path, fmt, [&](KvmEventSource& src) { report = BuildReport(src, options, progress); },
+      a.clock);
   if (!read.ok()) return PrintError(read.error());
   if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
-  Isa isa = report.context.isa == "vmx"     ? Isa::kVmx
-            : report.context.isa == "svm"   ? Isa::kSvm
-            : report.context.isa == "arm64" ? Isa::kArm64
-                                            : Isa::kUnknown;
-  if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
+  Isa isa = IsaFromName(report.context.isa);
+  if (Status st = CheckReasonForIsa(filters, isa); !st.ok()) return PrintError(st.error());
   if (Status st = CheckReasonForIsa(histogram_filter, isa); !st.ok()) return PrintError(st.error());
 
   std::string out;
-  if (json) {
+  if (a.json) {
     out = RenderJsonReport(report);
-  } else if (csv) {
+  } else if (a.csv) {
     out = RenderCsvReport(report);
-  } else if (!histogram.empty()) {
+  } else if (!a.histogram.empty()) {
     out = RenderTextHistogram(
         report, [&](const ReasonRow& row) { return histogram_filter.reason_codes.Matches(row.isa, row.code); },
-        histogram);
+        a.histogram);
   } else {
     out = RenderTextReport(report, TextReportOptions{options.details});
   }
   WriteStdout(out);
   return FinishStdout(report.partial ? kExitDataErr : kExitOk);
+}
+
+}  // namespace
+
+int RunReportCommand(int argc, char** argv) {
+  CLI::App app{"exitscope report: where VMs lose time to exits, per exit reason", "exitscope report"};
+  app.footer(std::string(kReportHelp) + "\n\n" + kHelpInputs + kReportInputsText + "\n\n" + kReportExamples + "\n\n" +
+             kHelpPartial + "\n\n" + kReportExitStatus);
+  ReportArgs a;
+  DeclareReportOptions(app, &a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  if (Status st = CheckOutputForm(a); !st.ok()) return PrintError(st.error());
+  if (a.openmetrics) return RunOpenMetricsReport(a);
+  Filters histogram_filter;
+  auto filters = ResolveFilters(&a, &histogram_filter);
+  if (!filters.ok()) return PrintError(filters.error());
+  const bool rip = a.by == "rip" || !a.rip_args.folded.empty();
+  if ((a.csv || !a.histogram.empty()) && rip) {
+    return PrintError(MakeError(kExitUsage, "cli.conflicting-options",
+                                std::string(a.csv ? "--csv" : "--histogram") + " does not go with --by rip or --folded",
+                                "use --by reason, vm, vcpu or cpu with it"));
+  }
+  InputFormat fmt = InputFormatFromName(a.input_format);
+  // The symbol options only act with --by rip / --folded, but a bad value is refused either way.
+  if (Status st = ResolveGuestSymbolArgs(&a.rip_args.symbols); !st.ok()) return PrintError(st.error());
+  if (!a.html_out.empty()) {
+    if (rip || a.json) {
+      return PrintError(MakeError(kExitUsage, "report.html-with",
+                                  "--html cannot be combined with --json, --by rip or --folded",
+                                  "the page already holds the flame graph of --by rip; run the others separately"));
+    }
+    return RunHtmlReport(
+        {a.path, a.html_out, fmt, a.options, *filters, DecodeThreads(a.threads), a.clock, a.rip_args.symbols});
+  }
+  if (rip) {
+    return RunRipReport({a.path, fmt, *filters, a.json, a.by == "rip", DecodeThreads(a.threads), a.clock}, a.rip_args);
+  }
+  return RunTableReport(a, fmt, *filters, histogram_filter);
 }
 
 }  // namespace exitscope

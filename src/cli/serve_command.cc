@@ -85,71 +85,90 @@ uint64_t NowNs() {
       .count();
 }
 
-}  // namespace
-
-int RunServeCommand(int argc, char** argv) {
-  CLI::App app{"exitscope serve: this host's VM exits for Prometheus (GET /metrics)", "exitscope serve"};
-  app.footer(std::string(kServeHelp) + "\n\n" + kHelpLiveNeeds + " (not for --from-trace)\n\n" + kServeExamples);
+// What the command line gave, bound to the options before parsing.
+struct ServeArgs {
   std::string listen = "127.0.0.1:9464", from_trace, tracefs;
   double interval_s = 1.0, grace_s = 300;
   bool histogram = false;
   size_t histogram_reasons = 5;
   uint32_t buffer_kb = 4096;
   FilterArgs filter_args;
-  app.add_option("--listen", listen, "ADDR:PORT to listen on (numeric; [::1]:PORT for IPv6)")->capture_default_str();
-  app.add_option("--from-trace", from_trace, "serve this trace's totals instead of the live host");
-  app.add_flag("--histogram", histogram, "export exit_duration_seconds for the top reasons");
-  app.add_option("--histogram-reasons", histogram_reasons, "how many reasons get the histogram")
+  ClockOptions clock;
+};
+
+void DeclareServeOptions(CLI::App& app, ServeArgs* a) {
+  app.add_option("--listen", a->listen, "ADDR:PORT to listen on (numeric; [::1]:PORT for IPv6)")->capture_default_str();
+  app.add_option("--from-trace", a->from_trace, "serve this trace's totals instead of the live host");
+  app.add_flag("--histogram", a->histogram, "export exit_duration_seconds for the top reasons");
+  app.add_option("--histogram-reasons", a->histogram_reasons, "how many reasons get the histogram")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.add_option("--interval", interval_s, "seconds between reads of the ring buffer (0.1..60)")
+  app.add_option("--interval", a->interval_s, "seconds between reads of the ring buffer (0.1..60)")
       ->check(CLI::Range(0.1, 60.0))
       ->capture_default_str();
-  app.add_option("--grace", grace_s, "seconds a VM that ended keeps its series")
+  app.add_option("--grace", a->grace_s, "seconds a VM that ended keeps its series")
       ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
-  AddFilterOptions(app, &filter_args, kFilterPid | kFilterShortPid);
-  app.add_option("-b,--buffer-size", buffer_kb, "ring buffer per CPU, KiB")->check(CLI::Range(64u, 1u << 22));
-  app.add_option("--tracefs", tracefs, "tracefs mount point");
-  ClockOptions clock;
-  AddClockOptions(app, &clock);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
-  auto filters = ParseFilters(filter_args);
-  if (!filters.ok()) return PrintError(filters.error());
-  ExpositionOptions expo;
-  expo.histogram_reasons = histogram ? histogram_reasons : 0;
-  InstallStopHandlers();
+  AddFilterOptions(app, &a->filter_args, kFilterPid | kFilterShortPid);
+  app.add_option("-b,--buffer-size", a->buffer_kb, "ring buffer per CPU, KiB")->check(CLI::Range(64u, 1u << 22));
+  app.add_option("--tracefs", a->tracefs, "tracefs mount point");
+  AddClockOptions(app, &a->clock);
+}
 
-  // The HTTP thread renders under this lock; the capture loop holds it while it adds exits.
+// What a scrape reads. The HTTP thread renders under `mu`; the capture loop holds it while it adds exits.
+struct Served {
   std::mutex mu;
   std::vector<DiagnosticCounter> diagnostics;
   uint64_t scrapes = 0;
   ExitMetrics* metrics = nullptr;
-  auto render = [&](std::string_view accept) {
+  ExpositionOptions expo;
+
+  Exposition Render(std::string_view accept) {
     ExpositionOptions o = expo;
     o.format = ExpositionFormatForAccept(accept);
     std::lock_guard<std::mutex> lock(mu);
     ExporterSelf self = SelfFigures(++scrapes);
     return Exposition{RenderExposition(*metrics, diagnostics, &self, o), std::string(ExpositionContentType(o.format))};
-  };
-
-  if (!from_trace.empty()) {
-    auto tm = MetricsOfTrace(from_trace, clock);
-    if (!tm.ok()) return PrintError(tm.error());
-    metrics = tm->metrics.get();
-    diagnostics = tm->diagnostics;
-    auto server = MetricsHttpServer::Start(listen, render);
-    if (!server.ok()) return PrintError(server.error());
-    std::fprintf(stderr, "exitscope serve: %s's totals on http://%s/metrics (port %u); Ctrl-C to stop\n",
-                 from_trace.c_str(), listen.c_str(), (*server)->port());
-    while (!StopRequested()) ::usleep(100 * 1000);
-    return tm->partial ? kExitDataErr : kExitOk;
   }
+};
 
+// --from-trace: a trace's totals, served until SIGINT/SIGTERM.
+int ServeTrace(const ServeArgs& a, Served& served) {
+  auto tm = MetricsOfTrace(a.from_trace, a.clock);
+  if (!tm.ok()) return PrintError(tm.error());
+  served.metrics = tm->metrics.get();
+  served.diagnostics = tm->diagnostics;
+  auto server = MetricsHttpServer::Start(a.listen, [&](std::string_view accept) { return served.Render(accept); });
+  if (!server.ok()) return PrintError(server.error());
+  std::fprintf(stderr, "exitscope serve: %s's totals on http://%s/metrics (port %u); Ctrl-C to stop\n",
+               a.from_trace.c_str(), a.listen.c_str(), (*server)->port());
+  while (!StopRequested()) ::usleep(100 * 1000);
+  return tm->partial ? kExitDataErr : kExitOk;
+}
+
+// One interval's exits into the metrics; every few rounds /proc is re-read for pid reuse and ended
+// VMs (not per exit), and the series of VMs gone longer than the grace dropped.
+Status CollectInterval(LiveExitSession& capture, ExitMetrics& live_metrics, ProcVmDirectory& vms, Served& served,
+                       int round, uint64_t grace_ns) {
+  constexpr int kRevalidateEvery = 10;
+  std::lock_guard<std::mutex> lock(served.mu);
+  if (Status st = capture.Collect(); !st) return st;
+  for (size_t cpu = 0; cpu < capture.loss().size(); ++cpu)
+    live_metrics.SetLost(static_cast<int32_t>(cpu), capture.loss()[cpu].Lost());
+  served.diagnostics = capture.diagnostics().NonZero();
+  if (round % kRevalidateEvery == 0) {
+    vms.Revalidate();
+    live_metrics.ForgetThreads();
+    std::set<std::string> alive;
+    for (const auto& [key, vm] : vms.vms())
+      if (vm.alive) alive.insert(vm.domain);
+    live_metrics.Prune(alive, NowNs(), grace_ns);
+  }
+  return {};
+}
+
+// The live host: exits traced in an instance of our own, served until SIGINT/SIGTERM.
+int ServeLive(const ServeArgs& a, const Filters& filters, Served& served) {
   ProcVmDirectory vms;
   ExitMetrics live_metrics([&](int32_t tid, int32_t vcpu_id) {
     const LiveVm& vm = vms.VmOf(tid);
@@ -160,47 +179,55 @@ int RunServeCommand(int argc, char** argv) {
     n.vcpu = vms.VcpuOf(tid, vcpu_id).value_or(-1);
     return n;
   });
-  metrics = &live_metrics;
+  served.metrics = &live_metrics;
   LiveExitOptions live;
-  live.tracefs = tracefs;
-  live.buffer_kb = buffer_kb;
-  live.pid = filters->pid.value_or(0);
+  live.tracefs = a.tracefs;
+  live.buffer_kb = a.buffer_kb;
+  live.pid = filters.pid.value_or(0);
   auto session = LiveExitSession::Start(live, &live_metrics);
   if (!session.ok()) return PrintError(session.error());
   LiveExitSession& capture = **session;
-  auto server = MetricsHttpServer::Start(listen, render);
+  auto server = MetricsHttpServer::Start(a.listen, [&](std::string_view accept) { return served.Render(accept); });
   if (!server.ok()) return PrintError(server.error());
   std::fprintf(stderr, "exitscope serve: tracing in %s, metrics on http://%s/metrics (port %u); Ctrl-C to stop\n",
-               capture.instance_dir().c_str(), listen.c_str(), (*server)->port());
-  // /proc is re-read for pid reuse and ended VMs every few intervals, not per exit.
-  constexpr int kRevalidateEvery = 10;
-  const uint64_t grace_ns = static_cast<uint64_t>(grace_s * 1e9);
+               capture.instance_dir().c_str(), a.listen.c_str(), (*server)->port());
+  const uint64_t grace_ns = static_cast<uint64_t>(a.grace_s * 1e9);
   auto last = std::chrono::steady_clock::now();
   for (int round = 0; !StopRequested();) {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count();
-    if (elapsed < interval_s) {
-      if (Status st = capture.Poll(std::max(1, std::min(200, static_cast<int>((interval_s - elapsed) * 1000)))); !st)
+    if (elapsed < a.interval_s) {
+      if (Status st = capture.Poll(std::max(1, std::min(200, static_cast<int>((a.interval_s - elapsed) * 1000)))); !st)
         return PrintError(st.error());
       continue;
     }
     last = std::chrono::steady_clock::now();
-    std::lock_guard<std::mutex> lock(mu);
-    if (Status st = capture.Collect(); !st) return PrintError(st.error());
-    for (size_t cpu = 0; cpu < capture.loss().size(); ++cpu)
-      live_metrics.SetLost(static_cast<int32_t>(cpu), capture.loss()[cpu].Lost());
-    diagnostics = capture.diagnostics().NonZero();
-    if (++round % kRevalidateEvery == 0) {
-      vms.Revalidate();
-      live_metrics.ForgetThreads();
-      std::set<std::string> alive;
-      for (const auto& [key, vm] : vms.vms())
-        if (vm.alive) alive.insert(vm.domain);
-      live_metrics.Prune(alive, NowNs(), grace_ns);
-    }
+    if (Status st = CollectInterval(capture, live_metrics, vms, served, ++round, grace_ns); !st)
+      return PrintError(st.error());
   }
   server->reset();  // no scrape may read the metrics while the capture goes
   if (Status st = capture.Stop(); !st) return PrintError(st.error());
   return kExitOk;
+}
+
+}  // namespace
+
+int RunServeCommand(int argc, char** argv) {
+  CLI::App app{"exitscope serve: this host's VM exits for Prometheus (GET /metrics)", "exitscope serve"};
+  app.footer(std::string(kServeHelp) + "\n\n" + kHelpLiveNeeds + " (not for --from-trace)\n\n" + kServeExamples);
+  ServeArgs a;
+  DeclareServeOptions(app, &a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  auto filters = ParseFilters(a.filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  Served served;
+  served.expo.histogram_reasons = a.histogram ? a.histogram_reasons : 0;
+  InstallStopHandlers();
+  if (!a.from_trace.empty()) return ServeTrace(a, served);
+  return ServeLive(a, *filters, served);
 }
 
 }  // namespace exitscope

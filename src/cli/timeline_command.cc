@@ -42,50 +42,61 @@ constexpr const char* kTimelineExamples = R"(Examples:
 Exit status: 0 written; 65 PARTIAL (written) or unreadable data; 64 bad option (also a trace whose
 times are not ns); 66 input missing; 74 the file could not be written.)";
 
-}  // namespace
-
-int RunTimelineCommand(int argc, char** argv) {
-  CLI::App app{"exitscope timeline: the exits as a Chrome trace-event JSON for Perfetto / chrome://tracing",
-               "exitscope timeline"};
-  app.footer(std::string(kTimelineHelp) + "\n\n" + kHelpInputs +
-             ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
-             kTimelineExamples + "\n\n" + kHelpPartial);
+// What the command line gave, bound to the options before parsing.
+struct TimelineArgs {
   std::string path, out_path, max_text;
   FilterArgs filter_args;
-  app.add_option("FILE", path, "trace.dat, perf.data or trace text")->required();
-  app.add_option("-o,--output", out_path, "the JSON file to write (- = stdout)")->required()->option_text("OUT.json");
-  app.add_option("--max-exits", max_text,
+  unsigned threads = 0;
+  ClockOptions clock;
+};
+
+void DeclareTimelineOptions(CLI::App& app, TimelineArgs* a) {
+  app.add_option("FILE", a->path, "trace.dat, perf.data or trace text")->required();
+  app.add_option("-o,--output", a->out_path, "the JSON file to write (- = stdout)")
+      ->required()
+      ->option_text("OUT.json");
+  app.add_option("--max-exits", a->max_text,
                  fmt::format("write at most N exits (default {}, ~125 MB; 0 = all)", kDefaultTimelineExits))
       ->option_text("N");
-  AddFilterOptions(app, &filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow);
-  unsigned threads = 0;
-  app.add_option("-j,--threads", threads,
+  AddFilterOptions(app, &a->filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow);
+  app.add_option("-j,--threads", a->threads,
                  "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
-  ClockOptions clock;
-  AddClockOptions(app, &clock);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
-  auto filters = ParseFilters(filter_args);
-  if (!filters.ok()) return PrintError(filters.error());
-  uint64_t max_exits = kDefaultTimelineExits;
-  if (!max_text.empty()) {
-    auto n = ParseCount("--max-exits", max_text, UINT64_MAX / 2, "exits to write (0 = all)");
-    if (!n.ok()) return PrintError(n.error());
-    max_exits = *n;
-  }
-  ReportOptions options;
-  options.pid = filters->pid;
-  options.vcpu = filters->vcpu;
-  options.from_s = filters->from_s;
-  options.to_s = filters->to_s;
-  options.details = false;
-  if (!filters->reason.empty()) options.reason = filters->reason;
+  AddClockOptions(app, &a->clock);
+}
 
+ReportOptions TimelineReportOptions(const Filters& filters) {
+  ReportOptions options;
+  options.pid = filters.pid;
+  options.vcpu = filters.vcpu;
+  options.from_s = filters.from_s;
+  options.to_s = filters.to_s;
+  options.details = false;
+  if (!filters.reason.empty()) options.reason = filters.reason;
+  return options;
+}
+
+// What was written, and what the cap left out, on stderr.
+void PrintWritten(const ChromeTraceWriter& writer, const ExitBinner& bins, const std::string& out_path,
+                  uint64_t max_exits) {
+  std::fprintf(stderr, "timeline: %llu exits written to %s", static_cast<unsigned long long>(writer.written()),
+               out_path.c_str());
+  if (writer.dropped()) {
+    std::fprintf(
+        stderr,
+        "; %llu more NOT written (capped at --max-exits %llu: the file covers the first %.3f s of exits; "
+        "--max-exits 0 writes all, or narrow with --from/--to, --pid, --vcpu, --reason)",
+        static_cast<unsigned long long>(writer.dropped()), static_cast<unsigned long long>(max_exits),
+        static_cast<double>(writer.first_dropped_ts_ns() - std::min(writer.first_dropped_ts_ns(), bins.origin_ns())) *
+            1e-9);
+  }
+  std::fprintf(stderr, "\n");
+}
+
+int WriteTimeline(const TimelineArgs& a, const Filters& filters, uint64_t max_exits) {
+  const std::string& out_path = a.out_path;
+  const ReportOptions options = TimelineReportOptions(filters);
   // stdout cannot be started over if the sliced reader has to read again: read it sequentially.
-  auto source = OpenKvmEventSource(path, InputFormat::kAuto, out_path == "-" ? 1 : DecodeThreads(threads), clock);
+  auto source = OpenKvmEventSource(a.path, InputFormat::kAuto, out_path == "-" ? 1 : DecodeThreads(a.threads), a.clock);
   if (!source.ok()) return PrintError(source.error());
   if (Status st = RequireNsClock((*source)->meta(), "timeline"); !st.ok()) return PrintError(st.error());
   std::FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
@@ -97,7 +108,7 @@ int RunTimelineCommand(int argc, char** argv) {
   std::unique_ptr<ChromeTraceWriter> writer;
   Report report;
   Status read = ReadWithSequentialFallback(
-      &source.value(), path, InputFormat::kAuto,
+      &source.value(), a.path, InputFormat::kAuto,
       [&](KvmEventSource& src) {
         if (writer) {  // read again sequentially: start the file over
           std::fflush(out);
@@ -110,10 +121,10 @@ int RunTimelineCommand(int argc, char** argv) {
         taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };
         report = BuildReport(src, options, {}, taps);
       },
-      clock);
+      a.clock);
   if (!read.ok()) return PrintError(read.error());
   Isa isa = report.context.isa == "vmx" ? Isa::kVmx : report.context.isa == "svm" ? Isa::kSvm : Isa::kUnknown;
-  if (Status st = CheckReasonForIsa(*filters, isa); !st.ok()) return PrintError(st.error());
+  if (Status st = CheckReasonForIsa(filters, isa); !st.ok()) return PrintError(st.error());
   const bool ok = out && writer->Finish(report);
   if (out && out != stdout && std::fclose(out) != 0)
     return PrintError(
@@ -123,19 +134,34 @@ int RunTimelineCommand(int argc, char** argv) {
                                 "free space on its file system, or write elsewhere"));
   }
   if (out == stdout && FinishStdout(kExitOk) != kExitOk) return kExitIoErr;
-  std::fprintf(stderr, "timeline: %llu exits written to %s", static_cast<unsigned long long>(writer->written()),
-               out_path.c_str());
-  if (writer->dropped()) {
-    std::fprintf(stderr,
-                 "; %llu more NOT written (capped at --max-exits %llu: the file covers the first %.3f s of exits; "
-                 "--max-exits 0 writes all, or narrow with --from/--to, --pid, --vcpu, --reason)",
-                 static_cast<unsigned long long>(writer->dropped()), static_cast<unsigned long long>(max_exits),
-                 static_cast<double>(writer->first_dropped_ts_ns() -
-                                     std::min(writer->first_dropped_ts_ns(), bins->origin_ns())) *
-                     1e-9);
-  }
-  std::fprintf(stderr, "\n");
+  PrintWritten(*writer, *bins, out_path, max_exits);
   return report.partial ? kExitDataErr : kExitOk;
+}
+
+}  // namespace
+
+int RunTimelineCommand(int argc, char** argv) {
+  CLI::App app{"exitscope timeline: the exits as a Chrome trace-event JSON for Perfetto / chrome://tracing",
+               "exitscope timeline"};
+  app.footer(std::string(kTimelineHelp) + "\n\n" + kHelpInputs +
+             ";\nor trace text from `trace-cmd report`, `perf script` or tracefs's trace file (also .gz).\n\n" +
+             kTimelineExamples + "\n\n" + kHelpPartial);
+  TimelineArgs a;
+  DeclareTimelineOptions(app, &a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  auto filters = ParseFilters(a.filter_args);
+  if (!filters.ok()) return PrintError(filters.error());
+  uint64_t max_exits = kDefaultTimelineExits;
+  if (!a.max_text.empty()) {
+    auto n = ParseCount("--max-exits", a.max_text, UINT64_MAX / 2, "exits to write (0 = all)");
+    if (!n.ok()) return PrintError(n.error());
+    max_exits = *n;
+  }
+  return WriteTimeline(a, *filters, max_exits);
 }
 
 }  // namespace exitscope

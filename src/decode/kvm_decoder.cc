@@ -246,6 +246,107 @@ inline uint64_t Load64(const uint8_t* p) {
   return v;
 }
 
+// The helpers of KvmDecoder::Decode, the hot loop of every report: each is called from one place
+// and inlined there.
+
+// kvm_exit in the fast layout. Every field written: no zeroing pass over the event first.
+inline void StoreFastExit(const FastExit& f, const RawEvent& raw, const uint8_t* p, int32_t tid, Isa isa_hint,
+                          KvmEvent* out) {
+  uint32_t isa = Load32(p + f.isa);
+  *out = KvmEvent{raw.ts_ns,
+                  raw.cpu,
+                  tid,
+                  EventKind::kExit,
+                  isa == kKvmIsaVmx   ? Isa::kVmx
+                  : isa == kKvmIsaSvm ? Isa::kSvm
+                                      : isa_hint,
+                  false,
+                  static_cast<int32_t>(Load32(p + f.vcpu)),
+                  Load32(p + f.reason),
+                  0,
+                  Load64(p + f.rip),
+                  Load64(p + f.info1),
+                  Load64(p + f.info2),
+                  Load32(p + f.intr_info),
+                  Load32(p + f.error_code),
+                  0,
+                  0};
+}
+
+// kvm_entry in the fast layout.
+inline void StoreFastEntry(const FastEntry& f, const RawEvent& raw, const uint8_t* p, int32_t tid, Isa isa_hint,
+                           KvmEvent* out) {
+  uint32_t level = f.level < 0 ? 0 : 1u + (p[f.level] != 0);
+  *out = KvmEvent{raw.ts_ns,
+                  raw.cpu,
+                  tid,
+                  EventKind::kEntry,
+                  isa_hint,
+                  false,
+                  static_cast<int32_t>(Load32(p + f.vcpu)),
+                  0,
+                  0,
+                  Load64(p + f.rip),
+                  0,
+                  0,
+                  0,
+                  0,
+                  0,
+                  level};
+}
+
+// One bound field's value, put where its target says.
+inline void StoreField(Target target, uint64_t v, KvmEvent* out) {
+  switch (target) {
+    case Target::kWrite: out->write = v != 0; break;
+    case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
+    case Target::kReason: out->reason = static_cast<uint32_t>(v); break;
+    case Target::kSize: out->size = static_cast<uint32_t>(v); break;
+    case Target::kRip: out->rip = v; break;
+    case Target::kInfo1: out->info1 = v; break;
+    case Target::kInfo2: out->info2 = v; break;
+    case Target::kIntrInfo: out->intr_info = static_cast<uint32_t>(v); break;
+    case Target::kErrorCode: out->error_code = static_cast<uint32_t>(v); break;
+    case Target::kCount: out->count = static_cast<uint32_t>(v); break;
+    case Target::kAux: out->aux = static_cast<uint32_t>(v); break;
+    case Target::kIsa:
+      if (v == kKvmIsaVmx)
+        out->isa = Isa::kVmx;
+      else if (v == kKvmIsaSvm)
+        out->isa = Isa::kSvm;
+      break;
+    case Target::kMmioType:
+      out->aux = static_cast<uint32_t>(v);
+      out->write = v == kMmioWrite;
+      break;
+    case Target::kLevel: out->aux = 1u + (v != 0); break;  // kvm_entry guest_mode: 1 = L1, 2 = L2
+    case Target::kOp0: out->info1 |= (v & 3) << kSysRegOp0Shift; break;
+    case Target::kOp1: out->info1 |= (v & 7) << kSysRegOp1Shift; break;
+    case Target::kCrn: out->info1 |= (v & 15) << kSysRegCrnShift; break;
+    case Target::kCrm: out->info1 |= (v & 15) << kSysRegCrmShift; break;
+    case Target::kOp2: out->info1 |= (v & 7) << kSysRegOp2Shift; break;
+  }
+}
+
+// What the fields mean together, once all are read (arm64's exit key, the ESR's system register).
+inline void FinishFields(EventKind kind, bool arm64, KvmEvent* out) {
+  switch (kind) {
+    case EventKind::kExit:
+      if (arm64) {  // ret is kept whole in info2 (its SError bit included)
+        out->info2 = out->reason;
+        out->reason = Arm64ExitKey(out->reason, static_cast<uint32_t>(out->info1));
+        out->isa = Isa::kArm64;
+      }
+      break;
+    case EventKind::kHandleSysReg:
+      out->info1 = SysRegFromEsr(out->info2);
+      out->write = !SysRegEsrIsRead(out->info2);
+      break;
+    case EventKind::kGuestFault: out->aux = static_cast<uint32_t>(FaultAccessFromEsr(out->info2)); break;
+    default: break;
+  }
+}
+
 }  // namespace
 
 struct KvmDecoder::Bindings {
@@ -362,48 +463,11 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
     tid = static_cast<int32_t>(LoadLe(p + b_->pid_offset, b_->pid_size));
   }
   if (k.kind == EventKind::kExit && b_->fast_exit.on && n >= b_->fast_exit.need) {
-    const FastExit& f = b_->fast_exit;
-    uint32_t isa = Load32(p + f.isa);
-    // Every field written: no zeroing pass over the event first.
-    *out = KvmEvent{raw.ts_ns,
-                    raw.cpu,
-                    tid,
-                    EventKind::kExit,
-                    isa == kKvmIsaVmx   ? Isa::kVmx
-                    : isa == kKvmIsaSvm ? Isa::kSvm
-                                        : b_->isa_hint,
-                    false,
-                    static_cast<int32_t>(Load32(p + f.vcpu)),
-                    Load32(p + f.reason),
-                    0,
-                    Load64(p + f.rip),
-                    Load64(p + f.info1),
-                    Load64(p + f.info2),
-                    Load32(p + f.intr_info),
-                    Load32(p + f.error_code),
-                    0,
-                    0};
+    StoreFastExit(b_->fast_exit, raw, p, tid, b_->isa_hint, out);
     return true;
   }
   if (k.kind == EventKind::kEntry && b_->fast_entry.on && n >= b_->fast_entry.need) {
-    const FastEntry& f = b_->fast_entry;
-    uint32_t level = f.level < 0 ? 0 : 1u + (p[f.level] != 0);
-    *out = KvmEvent{raw.ts_ns,
-                    raw.cpu,
-                    tid,
-                    EventKind::kEntry,
-                    b_->isa_hint,
-                    false,
-                    static_cast<int32_t>(Load32(p + f.vcpu)),
-                    0,
-                    0,
-                    Load64(p + f.rip),
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    level};
+    StoreFastEntry(b_->fast_entry, raw, p, tid, b_->isa_hint, out);
     return true;
   }
   *out = KvmEvent{};
@@ -420,52 +484,10 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
       v = LoadLe(p + s.offset, s.size);
     else
       outside = true;
-    switch (s.target) {
-      case Target::kWrite: out->write = v != 0; break;
-      case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
-      case Target::kReason: out->reason = static_cast<uint32_t>(v); break;
-      case Target::kSize: out->size = static_cast<uint32_t>(v); break;
-      case Target::kRip: out->rip = v; break;
-      case Target::kInfo1: out->info1 = v; break;
-      case Target::kInfo2: out->info2 = v; break;
-      case Target::kIntrInfo: out->intr_info = static_cast<uint32_t>(v); break;
-      case Target::kErrorCode: out->error_code = static_cast<uint32_t>(v); break;
-      case Target::kCount: out->count = static_cast<uint32_t>(v); break;
-      case Target::kAux: out->aux = static_cast<uint32_t>(v); break;
-      case Target::kIsa:
-        if (v == kKvmIsaVmx)
-          out->isa = Isa::kVmx;
-        else if (v == kKvmIsaSvm)
-          out->isa = Isa::kSvm;
-        break;
-      case Target::kMmioType:
-        out->aux = static_cast<uint32_t>(v);
-        out->write = v == kMmioWrite;
-        break;
-      case Target::kLevel: out->aux = 1u + (v != 0); break;  // kvm_entry guest_mode: 1 = L1, 2 = L2
-      case Target::kOp0: out->info1 |= (v & 3) << kSysRegOp0Shift; break;
-      case Target::kOp1: out->info1 |= (v & 7) << kSysRegOp1Shift; break;
-      case Target::kCrn: out->info1 |= (v & 15) << kSysRegCrnShift; break;
-      case Target::kCrm: out->info1 |= (v & 15) << kSysRegCrmShift; break;
-      case Target::kOp2: out->info1 |= (v & 7) << kSysRegOp2Shift; break;
-    }
+    StoreField(s.target, v, out);
   }
   if (outside && anomalies) ++anomalies->field_outside;
-  switch (k.kind) {
-    case EventKind::kExit:
-      if (b_->arm64) {  // ret is kept whole in info2 (its SError bit included)
-        out->info2 = out->reason;
-        out->reason = Arm64ExitKey(out->reason, static_cast<uint32_t>(out->info1));
-        out->isa = Isa::kArm64;
-      }
-      break;
-    case EventKind::kHandleSysReg:
-      out->info1 = SysRegFromEsr(out->info2);
-      out->write = !SysRegEsrIsRead(out->info2);
-      break;
-    case EventKind::kGuestFault: out->aux = static_cast<uint32_t>(FaultAccessFromEsr(out->info2)); break;
-    default: break;
-  }
+  FinishFields(k.kind, b_->arm64, out);
   return true;
 }
 

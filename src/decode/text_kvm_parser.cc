@@ -45,6 +45,39 @@ bool Dec(std::string_view s, T* out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
+// arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
+constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
+
+// A kvm_exit token between the reason and the rip: VMX flag words printed after the basic reason
+// (__print_flags in arch/x86/kvm/trace.h), the names of VMX_EXIT_REASON_FLAGS, then any other flag
+// bits as one hex word ("0x8000000"); or the full value of a reason libtraceevent's table lacks.
+inline void AfterReason(std::string_view tok, std::string_view reason, uint32_t* flags,
+                        std::optional<uint32_t>* plugin_unknown) {
+  uint32_t word = 0;
+  if (tok == "FAILED_VMENTRY")
+    *flags |= kVmxFailedVmentry;
+  else if (tok == "SGX_ENCLAVE_MODE")
+    *flags |= kVmxExitReasonSgxEnclaveMode;
+  else if (tok.starts_with("0x") && Hex(tok, &word))
+    *flags |= word & ~kVmxBasicReasonMask;
+  // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
+  // "reason UNKNOWN (<full exit_reason in decimal>)" (plugin_kvm.c print_exit_reason).
+  else if (reason == "UNKNOWN" && tok.size() > 2 && tok.front() == '(' && tok.back() == ')' &&
+           Dec(tok.substr(1, tok.size() - 2), &word)) {
+    *plugin_unknown = word;
+  }
+}
+
+// The ISA of a reason printed only as its full value: a VMX one when the basic reason is known and
+// the trace's other lines are not SVM's (SVM codes carry no flag bits; unknown ones stay unknown).
+Isa PluginUnknownIsa(uint32_t full, Isa trace_isa) {
+  if (trace_isa == Isa::kUnknown && (full & ~kVmxBasicReasonMask) &&
+      ExitReasonName(Isa::kVmx, full & kVmxBasicReasonMask).find("UNKNOWN") == std::string::npos) {
+    return Isa::kVmx;
+  }
+  return trace_isa;
+}
+
 }  // namespace
 
 EventKind EventKindFromName(std::string_view name) {
@@ -96,8 +129,6 @@ bool TextKvmParser::KindOnly(std::string_view, KvmEvent*) { return true; }
 // the plugin optionally adding "func+0xoff" after the rip.
 bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
   if (body.find(" HSR_EC: ") != std::string_view::npos) return Arm64Exit(body, out);
-  // arch/x86/include/uapi/asm/vmx.h: VMX_EXIT_REASONS_FAILED_VMENTRY, VMX_EXIT_REASONS_SGX_ENCLAVE_MODE.
-  static constexpr uint32_t kVmxExitReasonSgxEnclaveMode = 0x08000000u;
   Tokens t(body);
   std::string_view tok, reason;
   bool have_rip = false;
@@ -124,33 +155,13 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     } else if (tok == "error_code") {
       if (!t.Next(&v) || !Hex(v, &out->error_code)) return false;
     } else if (!reason.empty() && !have_rip) {
-      // VMX flag words printed after the basic reason (__print_flags in arch/x86/kvm/trace.h): the
-      // names of VMX_EXIT_REASON_FLAGS, then any other flag bits as one hex word ("0x8000000").
-      uint32_t word = 0;
-      if (tok == "FAILED_VMENTRY")
-        flags |= kVmxFailedVmentry;
-      else if (tok == "SGX_ENCLAVE_MODE")
-        flags |= kVmxExitReasonSgxEnclaveMode;
-      else if (tok.starts_with("0x") && Hex(tok, &word))
-        flags |= word & ~kVmxBasicReasonMask;
-      // libtraceevent's kvm plugin prints a reason its table lacks (any flagged VMX reason) as
-      // "reason UNKNOWN (<full exit_reason in decimal>)" (plugin_kvm.c print_exit_reason).
-      else if (reason == "UNKNOWN" && tok.size() > 2 && tok.front() == '(' && tok.back() == ')' &&
-               Dec(tok.substr(1, tok.size() - 2), &word)) {
-        plugin_unknown = word;
-      }
+      AfterReason(tok, reason, &flags, &plugin_unknown);
     }
   }
   if (reason.empty() || !have_rip) return false;
-  if (plugin_unknown) {
-    // Only the full value is printed: a VMX one when the basic reason is known and the trace's
-    // other lines are not SVM's (SVM codes carry no flag bits; unknown ones stay unknown).
+  if (plugin_unknown) {  // only the full value is printed
     out->reason = *plugin_unknown;
-    out->isa = isa_;
-    if (out->isa == Isa::kUnknown && (*plugin_unknown & ~kVmxBasicReasonMask) &&
-        ExitReasonName(Isa::kVmx, *plugin_unknown & kVmxBasicReasonMask).find("UNKNOWN") == std::string::npos) {
-      out->isa = Isa::kVmx;
-    }
+    out->isa = PluginUnknownIsa(*plugin_unknown, isa_);
     return true;
   }
   Isa isa = IsaFromReasonName(reason);

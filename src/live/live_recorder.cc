@@ -101,6 +101,55 @@ std::string CollectCmdlines(const TracefsInstance& instance, int pid) {
   return out;
 }
 
+namespace {
+
+// The instance's events (the defaults when none asked) and pid filter, named in the summary.
+Status SetUpInstance(TracefsInstance& instance, const RecordOptions& options, const std::vector<int>& tids,
+                     RecordSummary* sum) {
+  bool defaults = options.events.empty();
+  if (Status s = instance.EnableEvents(defaults ? DefaultExitEvents() : options.events, defaults); !s) return s;
+  for (const auto& e : instance.events()) sum->events.push_back(e.system + ":" + e.name);
+  if (!tids.empty()) {
+    if (Status s = instance.FilterPids(tids); !s) return s;
+  }
+  return {};
+}
+
+// Pages to the sink until SIGINT/SIGTERM or --duration, the VM map rescanned between polls.
+Status CaptureUntilStop(TracePipeReader& reader, VmMapCollector& vm_map, const TracePipeReader::Sink& sink,
+                        const RecordOptions& options, std::chrono::steady_clock::time_point t0) {
+  while (!StopRequested()) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (options.duration_s > 0 && elapsed >= options.duration_s) break;
+    int timeout = kPollTimeoutMs;
+    if (options.duration_s > 0) {
+      timeout = std::max(1, std::min(timeout, static_cast<int>((options.duration_s - elapsed) * 1000)));
+    }
+    auto n = reader.Poll(timeout, sink);
+    if (!n.ok()) return n.error();
+    vm_map.Scan();
+  }
+  return {};
+}
+
+// The losses, events read (from the stats text), pages and sizes of a finished recording.
+void FillFigures(const TracePipeReader& reader, const TraceDatWriter& writer, const std::vector<std::string>& stats,
+                 const std::string& output, RecordSummary* sum) {
+  sum->loss = reader.loss();
+  // Tracing is off and the buffer drained: an event still in it is one the file does not hold.
+  for (CpuLoss& l : sum->loss) l.unread = l.entries;
+  for (const auto& st : stats) {
+    size_t at = st.find("read events:");
+    if (at != std::string::npos) sum->events_read += std::strtoull(st.c_str() + at + 12, nullptr, 10);
+  }
+  sum->pages = writer.pages_written();
+  sum->bytes = writer.bytes_uncompressed();
+  struct stat st {};
+  if (::stat(output.c_str(), &st) == 0) sum->file_bytes = static_cast<uint64_t>(st.st_size);
+}
+
+}  // namespace
+
 Result<RecordSummary> RunRecord(const RecordOptions& options) {
   RecordSummary sum;
   std::string tracefs = options.tracefs;
@@ -119,14 +168,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   if (!inst.ok()) return inst.error();
   TracefsInstance& instance = **inst;
   sum.instance_dir = instance.dir();
-  bool defaults = options.events.empty();
-  if (Status s = instance.EnableEvents(defaults ? DefaultExitEvents() : options.events, defaults); !s) {
-    return s.error();
-  }
-  for (const auto& e : instance.events()) sum.events.push_back(e.system + ":" + e.name);
-  if (!tids.empty()) {
-    if (Status s = instance.FilterPids(tids); !s) return s.error();
-  }
+  if (Status s = SetUpInstance(instance, options, tids, &sum); !s) return s.error();
   auto meta = CollectTraceDatMeta(instance, options.kallsyms);
   if (!meta.ok()) return meta.error();
   auto writer = TraceDatWriter::Create(options.output, std::move(*meta));
@@ -139,24 +181,14 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   // The VMs as this host knows them now, for offline reports to name them as live views do.
   std::unique_ptr<VmMapCollector> vm_map = VmMapCollector::ForInstance(instance);
-  auto sink = [&](int cpu, std::span<const uint8_t> page) {
+  const TracePipeReader::Sink sink = [&](int cpu, std::span<const uint8_t> page) {
     vm_map->AddPages(page);
     return (*writer)->AddPages(static_cast<uint32_t>(cpu), page);
   };
   if (Status s = instance.SetTracingOn(true); !s) return s.error();
   vm_map->Scan();
   if (options.on_started) options.on_started(instance.dir());
-  while (!StopRequested()) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (options.duration_s > 0 && elapsed >= options.duration_s) break;
-    int timeout = kPollTimeoutMs;
-    if (options.duration_s > 0) {
-      timeout = std::max(1, std::min(timeout, static_cast<int>((options.duration_s - elapsed) * 1000)));
-    }
-    auto n = (*reader)->Poll(timeout, sink);
-    if (!n.ok()) return n.error();
-    vm_map->Scan();
-  }
+  if (Status s = CaptureUntilStop(**reader, *vm_map, sink, options, t0); !s) return s.error();
   sum.stop_signal = StopSignal();
   if (Status s = instance.SetTracingOn(false); !s) return s.error();
   auto drained = (*reader)->Drain(sink);
@@ -168,17 +200,7 @@ Result<RecordSummary> RunRecord(const RecordOptions& options) {
   for (const auto& vm : vm_map->Vms()) (*writer)->add_option(kOptGuest, EncodeGuestOption(vm.guest, &vm.recorded));
   std::vector<std::string> stats = (*reader)->stats_text();
   if (Status s = (*writer)->Finish(stats); !s) return s.error();
-  sum.loss = (*reader)->loss();
-  // Tracing is off and the buffer drained: an event still in it is one the file does not hold.
-  for (CpuLoss& l : sum.loss) l.unread = l.entries;
-  for (const auto& st : stats) {
-    size_t at = st.find("read events:");
-    if (at != std::string::npos) sum.events_read += std::strtoull(st.c_str() + at + 12, nullptr, 10);
-  }
-  sum.pages = (*writer)->pages_written();
-  sum.bytes = (*writer)->bytes_uncompressed();
-  struct stat st {};
-  if (::stat(options.output.c_str(), &st) == 0) sum.file_bytes = static_cast<uint64_t>(st.st_size);
+  FillFigures(**reader, **writer, stats, options.output, &sum);
   rusage ru1{};
   ::getrusage(RUSAGE_SELF, &ru1);
   sum.cpu_user_s = Seconds(ru1.ru_utime) - Seconds(ru0.ru_utime);

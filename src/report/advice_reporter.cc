@@ -100,6 +100,46 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   return out;
 }
 
+namespace {
+
+// One finding, ranked, with its pricing, evidence and guest RIPs.
+nlohmann::ordered_json FindingJson(const Advice& a, const Finding& f, int rank) {
+  bool priced = f.pricing.source != PriceSource::kNone;
+  nlohmann::ordered_json null;
+  nlohmann::ordered_json fj = {
+      {"id", f.id},
+      {"rank", rank},
+      {"title", f.title},
+      {"exits", f.exits},
+      {"timed_exits", f.timed_exits},
+      {"time_ns", f.timed_exits ? nlohmann::ordered_json(f.time_ns) : null},
+      {"share", a.exit_time_ns ? nlohmann::ordered_json(f.share) : null},
+      {"count_share", f.count_share},
+      {"removes", RemovesId(f.removes)},
+      {"saving_ns", priced ? nlohmann::ordered_json(f.pricing.saving_ns) : null},
+      {"saving_share", priced && a.exit_time_ns ? nlohmann::ordered_json(f.saving_share) : null},
+      {"priced_from", !priced                                   ? null
+                      : f.pricing.source == PriceSource::kBench ? "bench"
+                                                                : "trace"},
+      {"saving_how", f.pricing.how},
+      {"minor", f.minor},
+      {"confidence", ConfidenceName(f.pricing.confidence)},
+      {"fix", f.fix}};
+  fj["evidence"] = nlohmann::ordered_json::object();
+  for (const auto& e : f.evidence) fj["evidence"][e.name] = e.value;
+  fj["rips"] = nlohmann::ordered_json::array();
+  for (const auto& r : f.rips) {
+    fj["rips"].push_back({{"rip", fmt::format("{:#x}", r.rip)},
+                          {"symbol", r.symbol},
+                          {"space", r.space},
+                          {"exits", r.exits},
+                          {"time_ns", r.timed_exits ? nlohmann::ordered_json(r.time_ns) : null}});
+  }
+  return fj;
+}
+
+}  // namespace
+
 std::string RenderAdviceJson(const Advice& a, const ReportContext& context,
                              const std::vector<DiagnosticCounter>& diagnostics) {
   nlohmann::ordered_json j;
@@ -133,40 +173,7 @@ std::string RenderAdviceJson(const Advice& a, const ReportContext& context,
   }
   j["findings"] = nlohmann::ordered_json::array();
   int rank = 0;
-  for (const Finding& f : a.findings) {
-    bool priced = f.pricing.source != PriceSource::kNone;
-    nlohmann::ordered_json null;
-    nlohmann::ordered_json fj = {
-        {"id", f.id},
-        {"rank", ++rank},
-        {"title", f.title},
-        {"exits", f.exits},
-        {"timed_exits", f.timed_exits},
-        {"time_ns", f.timed_exits ? nlohmann::ordered_json(f.time_ns) : null},
-        {"share", a.exit_time_ns ? nlohmann::ordered_json(f.share) : null},
-        {"count_share", f.count_share},
-        {"removes", RemovesId(f.removes)},
-        {"saving_ns", priced ? nlohmann::ordered_json(f.pricing.saving_ns) : null},
-        {"saving_share", priced && a.exit_time_ns ? nlohmann::ordered_json(f.saving_share) : null},
-        {"priced_from", !priced                                   ? null
-                        : f.pricing.source == PriceSource::kBench ? "bench"
-                                                                  : "trace"},
-        {"saving_how", f.pricing.how},
-        {"minor", f.minor},
-        {"confidence", ConfidenceName(f.pricing.confidence)},
-        {"fix", f.fix}};
-    fj["evidence"] = nlohmann::ordered_json::object();
-    for (const auto& e : f.evidence) fj["evidence"][e.name] = e.value;
-    fj["rips"] = nlohmann::ordered_json::array();
-    for (const auto& r : f.rips) {
-      fj["rips"].push_back({{"rip", fmt::format("{:#x}", r.rip)},
-                            {"symbol", r.symbol},
-                            {"space", r.space},
-                            {"exits", r.exits},
-                            {"time_ns", r.timed_exits ? nlohmann::ordered_json(r.time_ns) : null}});
-    }
-    j["findings"].push_back(std::move(fj));
-  }
+  for (const Finding& f : a.findings) j["findings"].push_back(FindingJson(a, f, ++rank));
   j["not_flagged"] = nlohmann::ordered_json::array();
   for (const auto& nf : a.not_flagged) j["not_flagged"].push_back({{"id", nf.id}, {"reason", nf.reason}});
   j["diagnostics"] = DiagnosticsJson(diagnostics);

@@ -87,10 +87,8 @@ std::string MetricValue(DiffMetric m, double v, TimeUnit u) {
   }
 }
 
-}  // namespace
-
-std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
-  const TimeUnit u = d.time_unit;
+// The heading: both sides, the normalisation, what "beyond noise" means here, the verdict.
+std::string DiffHeading(const DiffReport& d, TimeUnit u) {
   std::string out;
   if (d.partial) out += "PARTIAL RESULT: a trace lost events or held malformed data (see its diagnostics)\n\n";
   out += "exitscope diff: before → after\n";
@@ -102,13 +100,10 @@ std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
       "test of the rates) or |P(slower) − 0.5| >= {} (latency: Mann–Whitney U)\n",
       d.alpha, d.min_change_pct, d.min_effect);
   out += "\nverdict: " + d.verdict + "\n";
+  return out;
+}
 
-  const bool vmm = d.before.userspace_known || d.after.userspace_known;
-  std::vector<std::string> cols = {"EXITS", "CHANGE", "EXITS/S", "SHARE",
-                                   "MEAN",  "P50",    "P99",     TimeUnitLabel(d.normalize)};
-  if (vmm) cols.push_back("TO VMM");
-  cols.push_back("BEYOND NOISE");
-
+std::string ReasonTable(const DiffReport& d, const std::vector<std::string>& cols, TimeUnit u, bool vmm) {
   std::vector<std::string> header = {"REASON"};
   header.insert(header.end(), cols.begin(), cols.end());
   Table t(header);
@@ -120,8 +115,12 @@ std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
     row.insert(row.begin(), r.key);
     t.Add(std::move(row));
   }
-  out += "\nexit reasons (top movers first):\n" + t.Render("  ");
+  return "\nexit reasons (top movers first):\n" + t.Render("  ");
+}
 
+// The detail keys that moved (all with --all), up to --rows, and how many were left out.
+std::string DetailTable(const DiffReport& d, const TextDiffOptions& o, const std::vector<std::string>& cols, TimeUnit u,
+                        bool vmm) {
   std::vector<std::string> dheader = {"KIND", "KEY", "NAME", "ACCESS"};
   dheader.insert(dheader.end(), cols.begin(), cols.end());
   if (vmm) dheader.erase(dheader.begin() + 4 + 8);  // details carry no VMM split
@@ -142,33 +141,52 @@ std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
     dt.Add(std::move(row));
     ++shown;
   }
+  std::string out;
   if (shown) out += "\ndetail keys (top movers first):\n" + dt.Render("  ");
   if (hidden)
     out += fmt::format("  ({} more detail key{} {}; --json has all)\n", hidden, hidden == 1 ? "" : "s",
                        shown ? "not shown" : "with the same count on both sides");
+  return out;
+}
 
-  if (!d.thresholds.empty()) {
-    out += "\nthresholds (--fail-if):\n";
-    size_t width = 0;
-    for (const auto& r : d.thresholds) width = std::max(width, r.threshold.text.size());
-    for (const auto& r : d.thresholds) {
-      const DiffThreshold& th = r.threshold;
-      std::string what;
-      if (!r.matched) {
-        what = "no such row in either trace";
-      } else if (!r.change) {
-        what = fmt::format("{} unknown on a side", DiffMetricName(th.metric));
-      } else {
-        std::string change = th.relative
-                                 ? (std::isinf(*r.change) ? "new" : fmt::format("{:+.1f} %", *r.change))
-                                 : (*r.change < 0 ? "−" : "+") + MetricValue(th.metric, std::fabs(*r.change), u);
-        what = fmt::format("{} → {} ({})", MetricValue(th.metric, *r.before, u), MetricValue(th.metric, *r.after, u),
-                           change);
-      }
-      out += fmt::format("  {:<{}}  {}  {}\n", th.text, width, what,
-                         r.tripped ? (r.beyond_noise ? "TRIPPED (beyond noise)" : "TRIPPED (within noise)") : "ok");
+// Each --fail-if with its measured change and whether it tripped.
+std::string ThresholdLines(const DiffReport& d, TimeUnit u) {
+  if (d.thresholds.empty()) return {};
+  std::string out = "\nthresholds (--fail-if):\n";
+  size_t width = 0;
+  for (const auto& r : d.thresholds) width = std::max(width, r.threshold.text.size());
+  for (const auto& r : d.thresholds) {
+    const DiffThreshold& th = r.threshold;
+    std::string what;
+    if (!r.matched) {
+      what = "no such row in either trace";
+    } else if (!r.change) {
+      what = fmt::format("{} unknown on a side", DiffMetricName(th.metric));
+    } else {
+      std::string change = th.relative ? (std::isinf(*r.change) ? "new" : fmt::format("{:+.1f} %", *r.change))
+                                       : (*r.change < 0 ? "−" : "+") + MetricValue(th.metric, std::fabs(*r.change), u);
+      what = fmt::format("{} → {} ({})", MetricValue(th.metric, *r.before, u), MetricValue(th.metric, *r.after, u),
+                         change);
     }
+    out += fmt::format("  {:<{}}  {}  {}\n", th.text, width, what,
+                       r.tripped ? (r.beyond_noise ? "TRIPPED (beyond noise)" : "TRIPPED (within noise)") : "ok");
   }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderTextDiff(const DiffReport& d, const TextDiffOptions& o) {
+  const TimeUnit u = d.time_unit;
+  std::string out = DiffHeading(d, u);
+  const bool vmm = d.before.userspace_known || d.after.userspace_known;
+  std::vector<std::string> cols = {"EXITS", "CHANGE", "EXITS/S", "SHARE",
+                                   "MEAN",  "P50",    "P99",     TimeUnitLabel(d.normalize)};
+  if (vmm) cols.push_back("TO VMM");
+  cols.push_back("BEYOND NOISE");
+  out += ReasonTable(d, cols, u, vmm);
+  out += DetailTable(d, o, cols, u, vmm);
+  out += ThresholdLines(d, u);
   for (const auto* side : {&d.before, &d.after}) {
     if (side->diagnostics.empty()) continue;
     out += fmt::format("\n{} diagnostics:\n", side == &d.before ? "before" : "after");

@@ -75,17 +75,9 @@ std::string L(std::initializer_list<std::pair<std::string_view, std::string_view
 
 std::string VcpuLabel(int32_t v) { return v < 0 ? "unknown" : std::to_string(v); }
 
-}  // namespace
-
-std::string RenderExposition(const ExitMetrics& metrics, const std::vector<DiagnosticCounter>& diagnostics,
-                             const ExporterSelf* self, const ExpositionOptions& options) {
-  auto t0 = std::chrono::steady_clock::now();
-  Writer w(options.format);
+// Per VM: its info, exits and exit time by reason, exits by vCPU.
+void WriteVmFamilies(Writer& w, const ExitMetrics& metrics) {
   const auto& domains = metrics.domains();
-
-  w.Family("exitscope_build", "info", "", "exitscope's version");
-  w.Sample("exitscope_build_info", L({{"version", EXITSCOPE_VERSION}}), "1");
-
   w.Family("exitscope_vm", "info", "", "a VM seen exiting: its name (domain), uuid, VMM and vCPUs seen");
   for (const auto& [name, d] : domains) {
     size_t vcpus = 0;
@@ -114,38 +106,64 @@ std::string RenderExposition(const ExitMetrics& metrics, const std::vector<Diagn
   for (const auto& [name, d] : domains)
     for (const auto& [vcpu, n] : d.vcpu_exits)
       w.Sample("exitscope_vcpu_exits_total", L({{"domain", name}, {"vcpu", VcpuLabel(vcpu)}}), std::to_string(n));
+}
 
-  if (options.histogram_reasons > 0) {
-    std::map<std::string, uint64_t> by_reason;
-    for (const auto& [name, d] : domains)
-      for (const auto& [reason, r] : d.reasons) by_reason[reason] += r.exits;
-    std::vector<std::pair<uint64_t, std::string>> order;
-    for (const auto& [reason, n] : by_reason) order.emplace_back(n, reason);
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    });
-    if (order.size() > options.histogram_reasons) order.resize(options.histogram_reasons);
-    w.Family("exitscope_exit_duration_seconds", "histogram", "seconds",
-             "handling time of timed exits of the reasons with the most exits");
-    for (const auto& [name, d] : domains)
-      for (const auto& [n, reason] : order) {
-        auto it = d.reasons.find(reason);
-        if (it == d.reasons.end()) continue;
-        const ReasonMetrics& r = it->second;
-        uint64_t cumulative = 0;
-        for (size_t i = 0; i < kExitDurationBuckets.size(); ++i) {
-          cumulative += r.buckets[i];
-          w.Sample("exitscope_exit_duration_seconds_bucket",
-                   L({{"domain", name}, {"reason", reason}, {"le", fmt::format("{}", kExitDurationBuckets[i])}}),
-                   std::to_string(cumulative));
-        }
-        w.Sample("exitscope_exit_duration_seconds_bucket", L({{"domain", name}, {"reason", reason}, {"le", "+Inf"}}),
-                 std::to_string(r.timed));
-        w.Sample("exitscope_exit_duration_seconds_sum", L({{"domain", name}, {"reason", reason}}), Seconds(r.timed_ns));
-        w.Sample("exitscope_exit_duration_seconds_count", L({{"domain", name}, {"reason", reason}}),
-                 std::to_string(r.timed));
+// The handling-time histogram of the `top` reasons with most exits over all VMs.
+void WriteHistograms(Writer& w, const ExitMetrics& metrics, size_t top) {
+  const auto& domains = metrics.domains();
+  std::map<std::string, uint64_t> by_reason;
+  for (const auto& [name, d] : domains)
+    for (const auto& [reason, r] : d.reasons) by_reason[reason] += r.exits;
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (const auto& [reason, n] : by_reason) order.emplace_back(n, reason);
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  if (order.size() > top) order.resize(top);
+  w.Family("exitscope_exit_duration_seconds", "histogram", "seconds",
+           "handling time of timed exits of the reasons with the most exits");
+  for (const auto& [name, d] : domains)
+    for (const auto& [n, reason] : order) {
+      auto it = d.reasons.find(reason);
+      if (it == d.reasons.end()) continue;
+      const ReasonMetrics& r = it->second;
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i < kExitDurationBuckets.size(); ++i) {
+        cumulative += r.buckets[i];
+        w.Sample("exitscope_exit_duration_seconds_bucket",
+                 L({{"domain", name}, {"reason", reason}, {"le", fmt::format("{}", kExitDurationBuckets[i])}}),
+                 std::to_string(cumulative));
       }
-  }
+      w.Sample("exitscope_exit_duration_seconds_bucket", L({{"domain", name}, {"reason", reason}, {"le", "+Inf"}}),
+               std::to_string(r.timed));
+      w.Sample("exitscope_exit_duration_seconds_sum", L({{"domain", name}, {"reason", reason}}), Seconds(r.timed_ns));
+      w.Sample("exitscope_exit_duration_seconds_count", L({{"domain", name}, {"reason", reason}}),
+               std::to_string(r.timed));
+    }
+}
+
+// The exporter's own cost: CPU, memory, scrapes, and this scrape's render time (from t0).
+void WriteSelf(Writer& w, const ExporterSelf& self, std::chrono::steady_clock::time_point t0) {
+  w.Family("exitscope_exporter_cpu_seconds", "counter", "seconds", "CPU time the exporter used (user + system)");
+  w.Sample("exitscope_exporter_cpu_seconds_total", "", fmt::format("{}", self.cpu_seconds));
+  w.Family("exitscope_exporter_resident_memory_bytes", "gauge", "bytes", "the exporter's resident memory");
+  w.Sample("exitscope_exporter_resident_memory_bytes", "", std::to_string(self.resident_bytes));
+  w.Family("exitscope_scrapes", "counter", "", "scrapes answered, this one included");
+  w.Sample("exitscope_scrapes_total", "", std::to_string(self.scrapes));
+  w.Family("exitscope_scrape_duration_seconds", "gauge", "seconds", "time to render this scrape");
+  w.Sample("exitscope_scrape_duration_seconds", "",
+           fmt::format("{}", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+}
+
+}  // namespace
+
+std::string RenderExposition(const ExitMetrics& metrics, const std::vector<DiagnosticCounter>& diagnostics,
+                             const ExporterSelf* self, const ExpositionOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  Writer w(options.format);
+  w.Family("exitscope_build", "info", "", "exitscope's version");
+  w.Sample("exitscope_build_info", L({{"version", EXITSCOPE_VERSION}}), "1");
+  WriteVmFamilies(w, metrics);
+  if (options.histogram_reasons > 0) WriteHistograms(w, metrics, options.histogram_reasons);
 
   w.Family("exitscope_events_lost", "counter", "", "trace events the kernel lost, by CPU");
   for (const auto& [cpu, n] : metrics.lost_by_cpu())
@@ -156,18 +174,7 @@ std::string RenderExposition(const ExitMetrics& metrics, const std::vector<Diagn
   for (const auto& c : diagnostics)
     w.Sample("exitscope_diagnostics_total", L({{"counter", c.name}, {"severity", SeverityName(c.severity)}}),
              std::to_string(c.count));
-
-  if (self) {
-    w.Family("exitscope_exporter_cpu_seconds", "counter", "seconds", "CPU time the exporter used (user + system)");
-    w.Sample("exitscope_exporter_cpu_seconds_total", "", fmt::format("{}", self->cpu_seconds));
-    w.Family("exitscope_exporter_resident_memory_bytes", "gauge", "bytes", "the exporter's resident memory");
-    w.Sample("exitscope_exporter_resident_memory_bytes", "", std::to_string(self->resident_bytes));
-    w.Family("exitscope_scrapes", "counter", "", "scrapes answered, this one included");
-    w.Sample("exitscope_scrapes_total", "", std::to_string(self->scrapes));
-    w.Family("exitscope_scrape_duration_seconds", "gauge", "seconds", "time to render this scrape");
-    w.Sample("exitscope_scrape_duration_seconds", "",
-             fmt::format("{}", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
-  }
+  if (self) WriteSelf(w, *self, t0);
   return w.Finish();
 }
 

@@ -181,11 +181,13 @@ std::string RenderPartialLine(const std::vector<DiagnosticCounter>& diagnostics)
                         : fmt::format("PARTIAL RESULT: {} (see diagnostics)\n\n", causes);
 }
 
-std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
+namespace {
+
+// The head of the report: source, format, duration, VMs, filters, event counts, and why exits have
+// no time when kvm_entry is missing.
+std::string ContextLines(const Report& r) {
   std::string out;
   const auto& c = r.context;
-  UnitScope unit_scope(c.time_unit);
-  if (r.partial) out += RenderPartialLine(r.diagnostics);
   out += fmt::format("exitscope report: {}\n", c.source.empty() ? "-" : c.source);
   out += fmt::format("  format {} · kernel {} · ISA {} · clock {}\n", c.format.empty() ? "?" : c.format,
                      c.kernel.empty() ? "?" : c.kernel, c.isa, c.clock.empty() ? "?" : c.clock);
@@ -214,6 +216,31 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
                        "  (record with -e kvm:kvm_entry too, or -e kvm)\n";
   }
 
+  return out;
+}
+
+std::string DiagnosticsTable(const Report& r) {
+  std::string out;
+  if (!r.diagnostics.empty()) {
+    out += "\ndiagnostics:\n";
+    Table dt({"SEVERITY", "COUNTER", "COUNT", "MEANING"}, "llrl");
+    for (const auto& d : r.diagnostics) {
+      dt.Add({std::string(SeverityName(d.severity)), d.name, Count(d.count), d.description});
+    }
+    out += dt.Render("  ");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
+  std::string out;
+  const auto& c = r.context;
+  UnitScope unit_scope(c.time_unit);
+  if (r.partial) out += RenderPartialLine(r.diagnostics);
+  out += ContextLines(r);
+  const auto& t = r.totals;
   if (t.exits == 0) {
     out +=
         "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
@@ -247,14 +274,7 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
                        Count(t.timer_irqs), Count(t.vgic_irqs));
   }
   if (o.details && !r.details.empty()) out += Details(r, o);
-  if (!r.diagnostics.empty()) {
-    out += "\ndiagnostics:\n";
-    Table dt({"SEVERITY", "COUNTER", "COUNT", "MEANING"}, "llrl");
-    for (const auto& d : r.diagnostics) {
-      dt.Add({std::string(SeverityName(d.severity)), d.name, Count(d.count), d.description});
-    }
-    out += dt.Render("  ");
-  }
+  out += DiagnosticsTable(r);
   return out;
 }
 

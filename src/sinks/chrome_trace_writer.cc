@@ -96,50 +96,66 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   Event(line_);
 }
 
-bool ChromeTraceWriter::Finish(const Report& report) {
-  // Names: a process per VM, a thread per vCPU thread (sorted as the UI lists them).
+namespace {
+
+// Names: a process per VM, a thread per vCPU thread (sorted as the UI lists them).
+template <typename Emit>
+void EmitNames(const ExitBinner& bins, Emit&& emit) {
   std::map<int64_t, std::string> vms;
-  for (const auto& [tid, t] : bins_.threads()) {
-    const int64_t pid = bins_.VmId(t);
-    vms.emplace(pid, bins_.VmLabel(t));
-    Event(
+  for (const auto& [tid, t] : bins.threads()) {
+    const int64_t pid = bins.VmId(t);
+    vms.emplace(pid, bins.VmLabel(t));
+    emit(
         fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":{}}}}}",
-                    pid, tid, Quoted(bins_.VcpuLabel(t) + (tid >= 0 ? fmt::format(" (tid {})", tid) : ""))));
-    if (t.vcpu_id >= 0 || bins_.vms().VcpuIndex(tid, t.vcpu_id)) {
-      const int32_t sort = bins_.vms().VcpuIndex(tid, t.vcpu_id).value_or(t.vcpu_id);
-      Event(
+                    pid, tid, Quoted(bins.VcpuLabel(t) + (tid >= 0 ? fmt::format(" (tid {})", tid) : ""))));
+    if (t.vcpu_id >= 0 || bins.vms().VcpuIndex(tid, t.vcpu_id)) {
+      const int32_t sort = bins.vms().VcpuIndex(tid, t.vcpu_id).value_or(t.vcpu_id);
+      emit(
           fmt::format("{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
                       "\"args\":{{\"sort_index\":{}}}}}",
                       pid, tid, sort));
     }
   }
   for (const auto& [pid, label] : vms) {
-    Event(
+    emit(
         fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"ts\":0,\"args\":{{\"name\":{}}}}}",
                     pid, Quoted(label)));
   }
-  // exits/s per reason and VM, one counter sample per time bin (each reason a series of the counter).
-  const double bin_s = static_cast<double>(bins_.bin_ns()) * 1e-9;
+}
+
+// exits/s per reason and VM, one counter sample per time bin (each reason a series of the counter);
+// `us` formats a time from the origin.
+template <typename Emit, typename FormatUs>
+void EmitRateCounters(const ExitBinner& bins, Emit&& emit, FormatUs&& us) {
+  const double bin_s = static_cast<double>(bins.bin_ns()) * 1e-9;
   std::map<int64_t, std::map<std::string, std::vector<uint64_t>>> per_vm;
-  for (const auto& [tid, t] : bins_.threads()) {
-    auto& reasons = per_vm[bins_.VmId(t)];
+  for (const auto& [tid, t] : bins.threads()) {
+    auto& reasons = per_vm[bins.VmId(t)];
     for (const auto& [key, c] : t.reasons) {
       auto& v = reasons[ExitReasonName(static_cast<Isa>(key >> 32), static_cast<uint32_t>(key))];
-      v.resize(bins_.bins_used());
+      v.resize(bins.bins_used());
       for (size_t i = 0; i < c.bins.size() && i < v.size(); ++i) v[i] += c.bins[i];
     }
   }
   for (const auto& [pid, reasons] : per_vm) {
-    for (size_t i = 0; i <= bins_.bins_used(); ++i) {  // a last all-zero sample ends the series
+    for (size_t i = 0; i <= bins.bins_used(); ++i) {  // a last all-zero sample ends the series
       std::string args;
       for (const auto& [name, v] : reasons) {
         const double rate = i < v.size() ? static_cast<double>(v[i]) / bin_s : 0.0;
         args += fmt::format("{}{}:{:.0f}", args.empty() ? "" : ",", Quoted(name), rate);
       }
-      Event(fmt::format("{{\"ph\":\"C\",\"name\":\"exits/s\",\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{{}}}}}", pid,
-                        Us(i * bins_.bin_ns()), args));
+      emit(fmt::format("{{\"ph\":\"C\",\"name\":\"exits/s\",\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{{}}}}}", pid,
+                       us(i * bins.bin_ns()), args));
     }
   }
+}
+
+}  // namespace
+
+bool ChromeTraceWriter::Finish(const Report& report) {
+  auto emit = [this](const std::string& json) { Event(json); };
+  EmitNames(bins_, emit);
+  EmitRateCounters(bins_, emit, [this](uint64_t ns) { return Us(ns); });
   if (dropped_) {
     // Where the cap cut the file, visible on the timeline itself.
     const uint64_t at = first_dropped_ts_ns_ > bins_.origin_ns() ? first_dropped_ts_ns_ - bins_.origin_ns() : 0;
