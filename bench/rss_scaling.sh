@@ -8,7 +8,8 @@
 # RSS at the largest size over the smallest ("flat" up to ×1.25) and whether it is <= 64 MB at 10 M.
 #   bench/rss_scaling.sh                        # files in /tmp/exitscope-bench (shared with compare_peers.sh)
 #   FORMATS="zstd v6 perf" RUNS=5 bench/rss_scaling.sh
-# Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEATS ("3 27 81"), FORMATS ("zstd v6"), NICE (0).
+# Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEATS ("3 27 81"), FORMATS ("zstd v6"), NICE (0),
+# EXITSCOPE (the binary timed, default BUILD_DIR's: an older one for a before/after table).
 # Exit status 1 when a goal (flat, <= 64 MB at the middle size) is missed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ FLAT=1.25              # largest size's RSS over the smallest's, at most
 [ -x /usr/bin/time ] || { echo "needs GNU time (Debian package 'time'; scripts/install-deps.sh)"; exit 69; }
 mkdir -p "$DIR"
 cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale >/dev/null
+BIN=${EXITSCOPE:-$BUILD/exitscope}
 
 input() {  # $1 = format, $2 = repeat → path, made on first use
   local dat=$DIR/dual-5000-x$2.dat
@@ -66,7 +68,7 @@ for fmt in $FORMATS; do
     report_wall=""
     for cmd in "${COMMANDS[@]}"; do
       # shellcheck disable=SC2086  # the command's words
-      read -r w c m < <(best_of "$RUNS" "$BUILD/exitscope" $cmd "$f")
+      read -r w c m < <(best_of "$RUNS" "$BIN" $cmd "$f")
       [ -n "$report_wall" ] || report_wall=$w
       rss[$fmt/$cmd/$r]=$m
       awk -v f="$fmt" -v n="$cmd" -v r="$r" -v e=$((EVENTS_PER_RUN * r)) -v w="$w" -v c="$c" -v m="$m" \
