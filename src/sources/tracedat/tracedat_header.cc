@@ -8,6 +8,7 @@
 
 #include "base/byte_reader.h"
 #include "format/tracing_data.h"
+#include "sources/mapped_file.h"
 #include "sources/tracedat/ring_buffer_page.h"
 
 namespace exitscope {
@@ -16,11 +17,15 @@ namespace {
 // The whole trace_clock file is well under this (a dozen names); more is damage.
 constexpr uint64_t kMaxV6ClockText = 4096;
 
+// How far the chunk-header walk reads before it drops the pages behind it: without it a 30 M-event
+// zstd trace kept its whole data (160 MB) resident from open until the decompressor got there.
+constexpr uint64_t kWalkReleaseBytes = 8 << 20;
+
 class HeaderParser {
  public:
   HeaderParser(std::span<const uint8_t> file, const std::string& path, FormatRegistry* formats, TraceMeta* meta,
-               Diagnostics* diagnostics)
-      : file_(file), path_(path), formats_(formats), meta_(meta), diag_(diagnostics) {}
+               Diagnostics* diagnostics, const MappedFile* mapped)
+      : file_(file), path_(path), formats_(formats), meta_(meta), diag_(diagnostics), mapped_(mapped) {}
 
   Result<TraceDatLayout> Parse();
 
@@ -50,6 +55,7 @@ class HeaderParser {
   FormatRegistry* formats_;
   TraceMeta* meta_;
   Diagnostics* diag_;
+  const MappedFile* mapped_;  // null: nothing to release
   TraceDatLayout layout_;
   // v7 section offsets collected from options, parsed once all options are known.
   uint64_t header_info_ = 0, ftrace_ = 0, events_ = 0, kallsyms_ = 0, printk_ = 0, cmdlines_ = 0;
@@ -439,7 +445,7 @@ void HeaderParser::ReconcileChunkTable(TraceDatCpuData* c) {
   if (!r.ok()) return;  // the stream counts the cut
   const uint64_t start = r.pos();
   auto walk = [&](uint64_t limit, uint32_t max_chunks, uint32_t* chunks) {
-    uint64_t pos = start;
+    uint64_t pos = start, released = start;
     *chunks = 0;
     while (*chunks < max_chunks && pos <= limit && limit - pos >= kCompressedBlockHeaderSize) {
       ByteReader h(file_);
@@ -449,7 +455,12 @@ void HeaderParser::ReconcileChunkTable(TraceDatCpuData* c) {
       if (!h.ok() || csize > limit - pos - kCompressedBlockHeaderSize) break;
       pos += kCompressedBlockHeaderSize + csize;
       ++*chunks;
+      if (mapped_ && pos - released >= kWalkReleaseBytes) {
+        mapped_->Release(released, pos - released);
+        released = pos;
+      }
     }
+    if (mapped_) mapped_->Release(released, pos - released);
     return pos - start;
   };
   const uint64_t file_end = file_.size();
@@ -522,8 +533,9 @@ Result<TraceDatLayout> HeaderParser::Parse() {
 }  // namespace
 
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics) {
-  return HeaderParser(file, path, formats, meta, diagnostics).Parse();
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics,
+                                           const MappedFile* mapped) {
+  return HeaderParser(file, path, formats, meta, diagnostics, mapped).Parse();
 }
 
 }  // namespace exitscope

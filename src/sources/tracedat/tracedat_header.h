@@ -39,7 +39,12 @@ struct TraceDatLayout {
   int64_t ts_offset_ns = 0;  // OFFSET option: added to every timestamp, as trace-cmd does
 };
 
+class MappedFile;
+
+// `mapped` (the file `file` is the bytes of, if any): the open-time walk over a compressed trace's
+// chunk headers touches every page of its data, and drops them from the resident set behind it.
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics);
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics,
+                                           const MappedFile* mapped = nullptr);
 
 }  // namespace exitscope

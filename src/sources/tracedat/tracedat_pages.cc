@@ -21,7 +21,7 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
                                           Diagnostics* diagnostics, const ClockOptions& clock) {
   shared->file = std::move(file);
   meta->source_path = path;
-  auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics);
+  auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics, shared->file.get());
   if (!layout.ok()) return layout.error();
   const TraceDatLayout& l = *layout;
   meta->source_format = "trace.dat v" + std::to_string(l.version);
