@@ -65,6 +65,7 @@ PY
 # one-line report. "?" for an address outside the symbols (user space; a boot wedged before /init).
 where_vcpus() {
   local syms=$OUT/.kvmhost-kallsyms.txt
+  [ -n "${DISK:-}" ] && [ -f "$DISK" ] || return 0
   dd if="$DISK" bs=512 skip=$(( DISK_MB * 2048 - 32768 )) 2> /dev/null | tar -xOf - kallsyms.gz 2> /dev/null |
     gzip -dc > "$syms" 2> /dev/null || true
   python3 - "$1" "$syms" 2>/dev/null <<'PY' || true
