@@ -102,17 +102,22 @@ std::string ClientAddress(MHD_Connection* c) {
 }
 
 // Caller holds st->mu. Shuts the connection (of `client`, if given) that has waited longest for
-// its request, other than `keep`; the library then sees the end of the stream and closes it.
-void EvictOldest(MetricsHttpServer::State* st, int keep, const std::string* client) {
-  auto victim = st->open.end();
+// its request, other than `keep`; the library then sees the end of the stream and closes it. A
+// connection younger than kHttpSlowAfter is taken only when no older one is left and `young_too`:
+// a new connection past the kept limit, after a burst that is all young, must still make room, or
+// the burst fills the library's per-address limit and the next scrape from that address is reset
+// (seen: 80 slow clients, then at once 20 scrapes, all 20 reset).
+void EvictOldest(MetricsHttpServer::State* st, int keep, const std::string* client, bool young_too = false) {
+  auto victim = st->open.end(), young_victim = st->open.end();
   // A request sent at once arrives within this: a connection younger than it is not slow yet.
   auto young = std::chrono::steady_clock::now() - kHttpSlowAfter;
   for (auto it = st->open.begin(); it != st->open.end(); ++it) {
     const Conn& c = it->second;
-    if (it->first == keep || c.evicted || c.answering || c.waiting_since > young || (client && c.client != *client))
-      continue;
-    if (victim == st->open.end() || it->second.waiting_since < victim->second.waiting_since) victim = it;
+    if (it->first == keep || c.evicted || c.answering || (client && c.client != *client)) continue;
+    auto& pick = c.waiting_since > young ? young_victim : victim;
+    if (pick == st->open.end() || c.waiting_since < pick->second.waiting_since) pick = it;
   }
+  if (victim == st->open.end() && young_too) victim = young_victim;
   if (victim == st->open.end()) return;
   ::shutdown(victim->first, SHUT_RDWR);
   victim->second.evicted = true;
@@ -148,8 +153,8 @@ void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificati
   // The library refuses a connection past its limits (its client sees a reset, or waits in the
   // backlog): they are kept out of reach by closing the connection that has waited longest for its
   // request, so slow clients cannot starve a scraper, also one from their own address (loopback).
-  if (mine > kHttpKeptConnectionsPerIp) EvictOldest(st, fd, &conn.client);
-  if (st->live > kHttpKeptConnections) EvictOldest(st, fd, nullptr);
+  if (mine > kHttpKeptConnectionsPerIp) EvictOldest(st, fd, &conn.client, true);
+  if (st->live > kHttpKeptConnections) EvictOldest(st, fd, nullptr, true);
 }
 
 void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
