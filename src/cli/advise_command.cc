@@ -131,11 +131,7 @@ int RunAdviseCommand(int argc, char** argv) {
              kExamples + "\n\n" + kHelpPartial + "\n\n" + kExitStatus);
   AdviseArgs a;
   DeclareAdviseOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (Status st = ResolveGuestSymbolArgs(&a.sym_args); !st.ok()) return PrintError(st.error());
   std::optional<BenchCosts> bench;
   if (!a.bench_path.empty()) {

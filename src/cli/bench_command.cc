@@ -79,11 +79,7 @@ int RunBenchCommand(int argc, char** argv) {
   CLI::App app{"exitscope bench: what each VM exit type costs on this host's KVM", "exitscope bench"};
   app.footer(kBenchFooter);
   DeclareBenchOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (a.list) {
     kvmbench::PrintTestList(stdout);
     return FinishStdout(kExitOk);

@@ -30,11 +30,7 @@ int RunCleanupCommand(int argc, char** argv) {
   bool quiet = false;
   app.add_option("--tracefs", tracefs, "tracefs mount point (default: found in /proc/mounts)");
   app.add_flag("-q,--quiet", quiet, "print nothing when it succeeds");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (!tracefs.empty()) {
     if (Status st = CheckTracefs(tracefs); !st.ok()) return PrintError(st.error());
   } else {

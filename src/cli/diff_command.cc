@@ -233,11 +233,7 @@ int RunDiffCommand(int argc, char** argv) {
              kDiffExamples + "\n\n" + kHelpPartial + "\n\n" + kDiffExitStatus);
   DiffArgs d;
   DeclareDiffOptions(app, &d);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (Status st = CheckSides(d); !st.ok()) return PrintError(st.error());
   auto fb = SideFilters(d.both, d.before);
   if (!fb.ok()) return PrintError(fb.error());

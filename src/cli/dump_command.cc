@@ -268,11 +268,7 @@ int RunDumpCommand(int argc, char** argv) {
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
   AddClockOptions(app, &opt.clock);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (!limit_text.empty()) {
     auto limit = ParseCount("--limit", limit_text, UINT64_MAX >> 1, "a number of events (0 = all)");
     if (!limit.ok()) return PrintError(limit.error());

@@ -239,6 +239,15 @@ Result<uint64_t> ParseCount(std::string_view option, const std::string& text, ui
   return static_cast<uint64_t>(*v);
 }
 
+std::optional<int> ParseArgs(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ExitOnParseError(app, e);
+  }
+  return std::nullopt;
+}
+
 int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e) {
   if (e.get_exit_code() == 0) {  // --help, --version; `exitscope --help-export` takes the App instead
     return RecordHelpExport(app) ? 0 : app.exit(e);

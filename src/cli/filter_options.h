@@ -56,5 +56,8 @@ Result<DiffThreshold> ParseThreshold(const std::string& text);
 // (it names the valid values), and 64. Under `exitscope --help-export` --help records the App
 // for the man pages and completions instead (cli/help_export.h).
 int ExitOnParseError(const CLI::App& app, const CLI::ParseError& e);
+// app.parse(argc, argv), and on CLI11's refusal ExitOnParseError's status: a command returns it
+// when set (`if (auto rc = ParseArgs(app, argc, argv)) return *rc;`).
+std::optional<int> ParseArgs(CLI::App& app, int argc, char** argv);
 
 }  // namespace exitscope

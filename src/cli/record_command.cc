@@ -73,11 +73,7 @@ int RunRecordCommand(int argc, char** argv) {
   RecordOptions opt;
   bool quiet = false;
   DeclareRecordOptions(app, &opt, &quiet);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (!opt.tracefs.empty()) {
     if (Status st = CheckTracefs(opt.tracefs); !st.ok()) return PrintError(st.error());
   }

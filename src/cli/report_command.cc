@@ -266,11 +266,7 @@ int RunReportCommand(int argc, char** argv) {
              kHelpPartial + "\n\n" + kReportExitStatus);
   ReportArgs a;
   DeclareReportOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (Status st = CheckOutputForm(a); !st.ok()) return PrintError(st.error());
   if (a.openmetrics) return RunOpenMetricsReport(a);
   Filters histogram_filter;

@@ -216,11 +216,7 @@ int RunServeCommand(int argc, char** argv) {
   app.footer(std::string(kServeHelp) + "\n\n" + kHelpLiveNeeds + " (not for --from-trace)\n\n" + kServeExamples);
   ServeArgs a;
   DeclareServeOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   auto filters = ParseFilters(a.filter_args);
   if (!filters.ok()) return PrintError(filters.error());
   Served served;

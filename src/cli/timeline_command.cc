@@ -148,11 +148,7 @@ int RunTimelineCommand(int argc, char** argv) {
              kTimelineExamples + "\n\n" + kHelpPartial);
   TimelineArgs a;
   DeclareTimelineOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   auto filters = ParseFilters(a.filter_args);
   if (!filters.ok()) return PrintError(filters.error());
   uint64_t max_exits = kDefaultTimelineExits;

@@ -139,11 +139,7 @@ int RunTopCommand(int argc, char** argv) {
   app.footer(TopFooter());
   TopArgs a;
   DeclareTopOptions(app, &a);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return ExitOnParseError(app, e);
-  }
+  if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   auto filters = ParseFilters(a.filter_args);
   if (!filters.ok()) return PrintError(filters.error());
   auto loop = ValidateTop(a, *filters);
