@@ -23,7 +23,11 @@ exitscope::testing::CommandResult Stderr(const std::string& args, const std::str
 }
 
 // Where a piped run's stderr goes, so the pipeline's status stays exitscope's.
-std::string ErrFile() { return ::testing::TempDir() + "/exitscope-output-errors.err"; }
+// One file per test: ctest -j runs this file's tests as separate processes at the same time.
+std::string ErrFile() {
+  return ::testing::TempDir() + "/exitscope-output-errors." +
+         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".err";
+}
 
 void ExpectOutputError(const std::string& args, const std::string& redirect, const std::string& why) {
   auto r = Stderr(args, redirect);
