@@ -197,11 +197,7 @@ Status ParseFailIf(const DiffArgs& d, DiffOptions* options) {
 }
 
 ReportOptions SideReportOptions(const Filters& f) {
-  ReportOptions o;
-  o.pid = f.pid;
-  o.vcpu = f.vcpu;
-  o.from_s = f.from_s;
-  o.to_s = f.to_s;
+  ReportOptions o = FilteredReportOptions(f);
   o.histograms = true;
   return o;
 }

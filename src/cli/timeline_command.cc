@@ -65,11 +65,7 @@ void DeclareTimelineOptions(CLI::App& app, TimelineArgs* a) {
 }
 
 ReportOptions TimelineReportOptions(const Filters& filters) {
-  ReportOptions options;
-  options.pid = filters.pid;
-  options.vcpu = filters.vcpu;
-  options.from_s = filters.from_s;
-  options.to_s = filters.to_s;
+  ReportOptions options = FilteredReportOptions(filters);
   options.details = false;
   if (!filters.reason.empty()) options.reason = filters.reason;
   return options;
