@@ -5,13 +5,11 @@
 #include <benchmark/benchmark.h>
 
 #include "analysis/exit_aggregator.h"
+#include "decode/exit_reason_codes.h"
 #include "bench_util.h"
 
 namespace exitscope {
 namespace {
-
-// vmx.h EXIT_REASON_HLT.
-constexpr uint32_t kVmxHlt = 12;
 
 void BM_AggregateByVmDistinctThreads(benchmark::State& state) {
   const auto threads = static_cast<int32_t>(state.range(0));
