@@ -124,6 +124,14 @@ where_wedged() {
   echo "$at"
 }
 
+# A wedged or stalled boot: its registers saved, QEMU stopped (no "Killed" job notice on stderr),
+# and where its vCPUs were in WHERE.
+stop_and_keep() {  # $1: the timeout(1) process QEMU runs under
+  dump_vcpus "$OUT/vcpus.txt"
+  { stop_qemu "$1"; } 2> /dev/null
+  WHERE=$(where_vcpus "$OUT/vcpus.txt")
+}
+
 watch_qemu() {  # sets QEMU_RC, STALLED, WEDGED, LOCKUP_S, STOPPED_AT_S
   local qemu=$QEMU_PID last=-1 since start size lockup
   start=$(date +%s) since=$start STALLED=0 WEDGED=0 LOCKUP_S=0 STOPPED_AT_S=0 WHERE=
@@ -135,14 +143,14 @@ watch_qemu() {  # sets QEMU_RC, STALLED, WEDGED, LOCKUP_S, STOPPED_AT_S
       lockup=$(longest_lockup)
       if [ "${lockup:-0}" -ge "$WEDGED_S" ]; then
         WEDGED=1 LOCKUP_S=$lockup STOPPED_AT_S=$(( $(date +%s) - start ))
-        dump_vcpus "$OUT/vcpus.txt"; { stop_qemu "$qemu"; } 2> /dev/null; WHERE=$(where_vcpus "$OUT/vcpus.txt")
+        stop_and_keep "$qemu"
         break
       fi
       continue
     fi
     if [ $(( $(date +%s) - since )) -ge "$STALL" ]; then
       STALLED=1 STOPPED_AT_S=$(( $(date +%s) - start ))
-      dump_vcpus "$OUT/vcpus.txt"; { stop_qemu "$qemu"; } 2> /dev/null; WHERE=$(where_vcpus "$OUT/vcpus.txt")
+      stop_and_keep "$qemu"
       break
     fi
   done
