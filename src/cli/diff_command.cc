@@ -197,7 +197,8 @@ Status ParseFailIf(const DiffArgs& d, DiffOptions* options) {
 }
 
 ReportOptions SideReportOptions(const Filters& f) {
-  ReportOptions o = FilteredReportOptions(f);
+  ReportOptions o;
+  SelectByFilters(f, &o);
   o.histograms = true;
   return o;
 }

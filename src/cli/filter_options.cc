@@ -239,13 +239,11 @@ Result<uint64_t> ParseCount(std::string_view option, const std::string& text, ui
   return static_cast<uint64_t>(*v);
 }
 
-ReportOptions FilteredReportOptions(const Filters& filters) {
-  ReportOptions o;
-  o.pid = filters.pid;
-  o.vcpu = filters.vcpu;
-  o.from_s = filters.from_s;
-  o.to_s = filters.to_s;
-  return o;
+void SelectByFilters(const Filters& filters, ReportOptions* options) {
+  options->pid = filters.pid;
+  options->vcpu = filters.vcpu;
+  options->from_s = filters.from_s;
+  options->to_s = filters.to_s;
 }
 
 std::optional<int> ParseArgs(CLI::App& app, int argc, char** argv) {

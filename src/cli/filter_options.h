@@ -43,9 +43,9 @@ struct Filters {
 // Adds the options in `which` (FilterOption bits) to `app`, storing their text in *args.
 void AddFilterOptions(CLI::App& app, FilterArgs* args, unsigned which, std::string_view top_help = {});
 Result<Filters> ParseFilters(const FilterArgs& args);
-// ReportOptions selecting what the filters select by thread and time (pid, vcpu, from, to); the
-// reason and top-N are the caller's, as commands apply them differently (diff per side).
-ReportOptions FilteredReportOptions(const Filters& filters);
+// Sets in *options what the filters select by thread and time (pid, vcpu, from, to); the reason
+// and top-N are the caller's, as commands apply them differently (diff per side).
+void SelectByFilters(const Filters& filters, ReportOptions* options);
 // Once the trace's ISA is known: a usage error when --reason names nothing in it (an SVM-only
 // reason such as read_cr4 on a VMX trace), so a filter never matches nothing in silence.
 Status CheckReasonForIsa(const Filters& filters, Isa isa);

@@ -187,10 +187,7 @@ Result<Filters> ResolveFilters(ReportArgs* a, Filters* histogram_filter) {
                                  : GroupBy::kReason;
   auto filters = ParseFilters(a->filter_args);
   if (!filters.ok()) return filters.error();
-  options.pid = filters->pid;
-  options.vcpu = filters->vcpu;
-  options.from_s = filters->from_s;
-  options.to_s = filters->to_s;
+  SelectByFilters(*filters, &options);
   options.top = filters->top;
   if (!filters->reason.empty()) options.reason = filters->reason;
   if (!a->histogram.empty()) {

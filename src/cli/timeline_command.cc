@@ -65,7 +65,8 @@ void DeclareTimelineOptions(CLI::App& app, TimelineArgs* a) {
 }
 
 ReportOptions TimelineReportOptions(const Filters& filters) {
-  ReportOptions options = FilteredReportOptions(filters);
+  ReportOptions options;
+  SelectByFilters(filters, &options);
   options.details = false;
   if (!filters.reason.empty()) options.reason = filters.reason;
   return options;
