@@ -409,8 +409,20 @@ Result<std::map<std::string, uint64_t>> BenchVm::ReadStats() {
 Error BenchVm::VcpuError(std::string tag, std::string what) {
   kvm_regs regs = {};
   ioctl(vcpu_fd_, KVM_GET_REGS, &regs);
-  return MakeError(kExitSoftware, std::move(tag),
-                   fmt::format("{} (guest rip {:#x})", what, static_cast<uint64_t>(regs.rip)),
+  const auto rip = static_cast<uint64_t>(regs.rip);
+  // The guest runs only its own code, inside its RAM. A RIP elsewhere (seen once: 0xffffffffc0…,
+  // a host kernel module's address, when KVM itself ran on QEMU's emulated SVM) says the state KVM
+  // hands back is not the guest's: the host's virtualization, not the benchmark, lost track.
+  if (rip >= KVMBENCH_RAM_BYTES) {
+    return MakeError(kExitSoftware, std::move(tag),
+                     fmt::format("{} (guest rip {:#x}, outside the guest's {} MiB: the vCPU state read "
+                                 "back is not the benchmark guest's)",
+                                 what, rip, KVMBENCH_RAM_BYTES >> 20),
+                     "the host's virtualization lost the guest's state (seen when KVM runs nested on an "
+                     "emulated CPU); run the benchmark again, and report it with the kernel version if "
+                     "it recurs on real hardware");
+  }
+  return MakeError(kExitSoftware, std::move(tag), fmt::format("{} (guest rip {:#x})", what, rip),
                    "this is a bug in exitscope's benchmark guest or VMM; please report it with the "
                    "kernel version");
 }

@@ -5,7 +5,7 @@
 # over the run is asked through Prometheus's HTTP API. Prometheus runs in the guest, not on the build
 # host: one clock, no host port to collide with parallel runs, nothing to start or stop around the
 # boot. Leaves in DIR what tests/check_suite.py live_prometheus reads:
-#   bench.json bench.pid serve.rc serve.err prometheus.log t-before.txt t-after.txt metrics.txt
+#   bench.json bench.err [bench-stalled.err] bench.pid serve.rc serve.err prometheus.log t-before.txt t-after.txt metrics.txt
 #   q-increase.json q-increase-fn.json q-by-domain.json q-up.json q-up-min.json load.txt load2.txt load-hostile.txt
 set -eu
 DIR=$1
@@ -82,19 +82,41 @@ load() {  # FILE: writes "scrapes= answered= seconds=" to DIR/FILE
   echo "scrapes=$LOAD_SCRAPES answered=$ok seconds=$(($(date +%s) - t0))" > "$DIR/$1"
   kill $slow 2> /dev/null || true
 }
-RSS0=$(rss)
-T_BEFORE=$(date +%s)
-echo "$T_BEFORE" > "$DIR/t-before.txt"
-rm -f "$DIR/load-hostile.txt"
-load load.txt &
-LOAD=$!
-# 10,000 CPUIDs (~1 s under TCG): the VM lives across several of serve's 0.2 s collections, so its
-# threads are named from /proc while they run (a VM gone before its first collection shows as pid-N).
-exitscope bench --test cpuid --iterations 10000 --json > "$DIR/bench.json" &
-BENCH=$!
-echo $BENCH > "$DIR/bench.pid"
-wait $BENCH
-wait $LOAD
+window() {  # one bench run under the load: the window Prometheus is asked about
+  RSS0=$(rss)
+  T_BEFORE=$(date +%s)
+  echo "$T_BEFORE" > "$DIR/t-before.txt"
+  rm -f "$DIR/load-hostile.txt"
+  load load.txt &
+  LOAD=$!
+  # 10,000 CPUIDs (~1 s under TCG): the VM lives across several of serve's 0.2 s collections, so
+  # its threads are named from /proc while they run (a VM gone before its first collection shows
+  # as pid-N).
+  exitscope bench --test cpuid --iterations 10000 --json > "$DIR/bench.json" 2> "$DIR/bench.err" &
+  BENCH=$!
+  echo $BENCH > "$DIR/bench.pid"
+  brc=0; wait $BENCH || brc=$?
+  wait $LOAD
+  cat "$DIR/bench.err" >&2
+  return $brc
+}
+# The nested bench VM stalled once in CI under this load (KVM on QEMU's emulated SVM handed back
+# a host RIP: bench.guest-timeout after 60 s). That is the harness's CPU, not serve: one more
+# window on a fresh VM, the stall kept in bench-stalled.err for check_suite.py to print. Any other
+# failure, or a second stall, fails the step.
+rc=0; window || rc=$?
+if [ $rc -ne 0 ] && grep -q 'bench.guest-timeout' "$DIR/bench.err"; then
+  mv "$DIR/bench.err" "$DIR/bench-stalled.err"
+  # Where that RIP is in this kernel: kallsyms' fixed-width hex compares as strings.
+  rip=$(sed -n 's/.*guest rip 0x\([0-9a-f]*\).*/\1/p' "$DIR/bench-stalled.err" | head -n 1)
+  [ -z "$rip" ] || grep ' [tT] ' /proc/kallsyms | sort |
+    awk -v rip="$(printf '%016s' "$rip" | tr ' ' 0)" '$1 <= rip { best = $0 } END { print "rip " rip " after: " best }' \
+    >> "$DIR/bench-stalled.err"
+  echo "prom-steps: the bench's guest stalled; one more window on a fresh VM" >&2
+  window
+elif [ $rc -ne 0 ]; then
+  exit $rc
+fi
 T_END=$(date +%s)
 # serve collects every 0.2 s; two scrapes that began after the bench ended hold all its exits.
 after_end() {

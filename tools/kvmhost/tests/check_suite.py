@@ -406,6 +406,12 @@ def live_checks(name, live):
         steps_rc = read_text(os.path.join(os.path.dirname(live), "prom-steps.rc")).strip()
         expect(steps_rc == "0", f"prom-steps.sh exited {steps_rc}: "
                f"{read_text(os.path.join(os.path.dirname(live), 'prom-steps.err'))[-2000:]!r}")
+        if steps_rc != "0":
+            return  # what it leaves is partial: the message above says why
+        stalled = os.path.join(prom, "bench-stalled.err")
+        if os.path.exists(stalled):
+            print(f"live_prometheus: the first bench's guest stalled, the window ran again: "
+                  f"{read_text(stalled).strip()!r}")
         expect(read_text(os.path.join(prom, "serve.rc")).strip() == "0",
                f"serve exited {read_text(os.path.join(prom, 'serve.rc')).strip()}: "
                f"{read_text(os.path.join(prom, 'serve.err'))!r}")
