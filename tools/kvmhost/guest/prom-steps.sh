@@ -100,23 +100,25 @@ window() {  # one bench run under the load: the window Prometheus is asked about
   cat "$DIR/bench.err" >&2
   return $brc
 }
-# The nested bench VM stalled once in CI under this load (KVM on QEMU's emulated SVM handed back
-# a host RIP: bench.guest-timeout after 60 s). That is the harness's CPU, not serve: one more
-# window on a fresh VM, the stall kept in bench-stalled.err for check_suite.py to print. Any other
-# failure, or a second stall, fails the step.
-rc=0; window || rc=$?
-if [ $rc -ne 0 ] && grep -q 'bench.guest-timeout' "$DIR/bench.err"; then
-  mv "$DIR/bench.err" "$DIR/bench-stalled.err"
+# The nested bench VM stalls now and then in the full suite boot (CI once, a local boot once, on
+# 2026-12-01; never in 12 windows of this step alone): KVM on QEMU's emulated SVM hands back a host
+# RIP and bench.guest-timeout comes after 60 s. That is the harness's CPU, not serve: up to two more
+# windows on fresh VMs, each stall's error and the kernel symbol before its RIP appended to
+# bench-stalled.err for check_suite.py to print. Any other failure, or a third stall, fails the step.
+stalls=0
+while :; do
+  rc=0; window || rc=$?
+  [ $rc -ne 0 ] || break
+  grep -q 'bench.guest-timeout' "$DIR/bench.err" && [ $stalls -lt 2 ] || exit $rc
+  stalls=$((stalls + 1))
+  cat "$DIR/bench.err" >> "$DIR/bench-stalled.err"
   # Where that RIP is in this kernel: kallsyms' fixed-width hex compares as strings.
-  rip=$(sed -n 's/.*guest rip 0x\([0-9a-f]*\).*/\1/p' "$DIR/bench-stalled.err" | head -n 1)
+  rip=$(sed -n 's/.*guest rip 0x\([0-9a-f]*\).*/\1/p' "$DIR/bench.err" | head -n 1)
   [ -z "$rip" ] || grep ' [tT] ' /proc/kallsyms | sort |
     awk -v rip="$(printf '%016s' "$rip" | tr ' ' 0)" '$1 <= rip { best = $0 } END { print "rip " rip " after: " best }' \
     >> "$DIR/bench-stalled.err"
-  echo "prom-steps: the bench's guest stalled; one more window on a fresh VM" >&2
-  window
-elif [ $rc -ne 0 ]; then
-  exit $rc
-fi
+  echo "prom-steps: the bench's guest stalled ($stalls); one more window on a fresh VM" >&2
+done
 T_END=$(date +%s)
 # serve collects every 0.2 s; two scrapes that began after the bench ended hold all its exits.
 after_end() {
