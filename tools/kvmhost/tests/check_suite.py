@@ -410,7 +410,7 @@ def live_checks(name, live):
             return  # what it leaves is partial: the message above says why
         stalled = os.path.join(prom, "bench-stalled.err")
         if os.path.exists(stalled):
-            print(f"live_prometheus: the first bench's guest stalled, the window ran again: "
+            print(f"live_prometheus: the bench's guest stalled, the window ran again on a fresh VM: "
                   f"{read_text(stalled).strip()!r}")
         expect(read_text(os.path.join(prom, "serve.rc")).strip() == "0",
                f"serve exited {read_text(os.path.join(prom, 'serve.rc')).strip()}: "
