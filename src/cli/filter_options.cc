@@ -1,5 +1,6 @@
 #include "cli/filter_options.h"
 
+#include "analysis/exit_aggregator.h"
 #include "cli/command.h"
 #include "cli/help_export.h"
 

@@ -12,12 +12,13 @@
 #include <string>
 #include <string_view>
 
-#include "analysis/exit_aggregator.h"
 #include "decode/exit_reasons.h"
 #include "model/diff_model.h"
 #include "base/result.h"
 
 namespace exitscope {
+
+struct ReportOptions;  // analysis/exit_aggregator.h
 
 enum FilterOption : unsigned {
   kFilterWindow = 1,   // --from, --to
