@@ -5,7 +5,8 @@ find_package(Python3 COMPONENTS Interpreter)
 if(NOT Python3_Interpreter_FOUND)
   return()
 endif()
-foreach(check top_bpf_counts top_bpf_equals_tracefs top_stats_exits top_bpf_explicit_fails bench_observe_table)
+foreach(check top_bpf_counts top_bpf_equals_tracefs top_stats_exits top_bpf_explicit_fails bench_observe_table
+              serve_bpf_counts serve_bpf_equals_tracefs serve_stats_exits serve_bpf_explicit_fails)
   add_test(NAME kvmhost.observe_${check}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/kvmhost/tests/check_observe.py ${check}
                    ${CMAKE_CURRENT_BINARY_DIR}/kvmhost/suite)

@@ -1,21 +1,3 @@
-# `exitscope serve`'s HTTP endpoint: GNU libmicrohttpd (why: src/sinks/metrics_http_server.h).
-pkg_check_modules(MICROHTTPD QUIET IMPORTED_TARGET libmicrohttpd)
-if(MICROHTTPD_FOUND)
-  target_link_libraries(exitscope_core PUBLIC PkgConfig::MICROHTTPD)
-else()
-  # libmicrohttpd.pc names gnutls as Requires.private, so pkg-config refuses it where gnutls's own
-  # -dev closure is absent (the arm64 cross sysroot, which has only the runtime libraries): the
-  # header and the shared library are all a dynamic link needs.
-  find_path(MICROHTTPD_INCLUDE microhttpd.h)
-  find_library(MICROHTTPD_LIBRARY microhttpd)
-  if(NOT MICROHTTPD_INCLUDE OR NOT MICROHTTPD_LIBRARY)
-    message(FATAL_ERROR "libmicrohttpd not found (serve's HTTP endpoint): scripts/install-deps.sh "
-                        "installs libmicrohttpd-dev")
-  endif()
-  target_include_directories(exitscope_core SYSTEM PUBLIC ${MICROHTTPD_INCLUDE})
-  target_link_libraries(exitscope_core PUBLIC ${MICROHTTPD_LIBRARY})
-endif()
-
 # Prometheus's own tools on what serve exports and on deploy/prometheus/ (label prometheus; Debian
 # package prometheus gives promtool and the server, scripts/install-deps.sh installs it).
 find_program(PROMTOOL promtool REQUIRED)

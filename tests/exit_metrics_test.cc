@@ -11,6 +11,7 @@
 #include "cli/trace_metrics.h"
 #include "report/openmetrics_reporter.h"
 #include "sinks/metrics_http_server.h"
+#include "sinks/microhttpd_api.h"
 #include "test_util.h"
 
 namespace exitscope {
@@ -45,13 +46,14 @@ TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
   // one, open when the trace ended.
   EXPECT_EQ(by_reason["hlt"], 200u);
   EXPECT_EQ(timed["hlt"], 199u);
-  std::string text = RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kPrometheusText, 3});
+  std::string text =
+      RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kPrometheusText, 3, ""});
   EXPECT_NE(text.find("# TYPE exitscope_exits_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("reason=\"msr\"} 600\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE exitscope_vm_info gauge\n"), std::string::npos);
   EXPECT_NE(text.find("exitscope_exit_duration_seconds_bucket{"), std::string::npos);
   EXPECT_EQ(text.find("# EOF"), std::string::npos);
-  std::string om = RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kOpenMetrics, 0});
+  std::string om = RenderExposition(*tm->metrics, tm->diagnostics, nullptr, {ExpositionFormat::kOpenMetrics, 0, ""});
   EXPECT_NE(om.find("# TYPE exitscope_exits counter\n"), std::string::npos);
   EXPECT_NE(om.find("# TYPE exitscope_vm info\n"), std::string::npos);
   EXPECT_NE(om.find("# UNIT exitscope_exit_seconds seconds\n"), std::string::npos);
@@ -77,7 +79,7 @@ TEST(ExitMetrics, LabelsEscapedStagesSplitAndSeriesOutliveTheirVmForTheGrace) {
   m.OnExitSample(Sample(100, kCpuid, 1500));
   m.OnExitSample(Sample(101, kIo, 30000, true));
   m.OnUntimedExit(Sample(101, kIo, 0));
-  std::string text = RenderExposition(m, {}, nullptr, {ExpositionFormat::kPrometheusText, 0});
+  std::string text = RenderExposition(m, {}, nullptr, {ExpositionFormat::kPrometheusText, 0, ""});
   EXPECT_NE(text.find("exitscope_exits_total{domain=\"we\\\"b\\\\0\\n1\",reason=\"IO_INSTRUCTION\"} 2\n"),
             std::string::npos)
       << text;
@@ -150,6 +152,27 @@ TEST(MetricsHttpServer, AnswersGetMetricsOnlyAndRefusesBadAddresses) {
     ASSERT_FALSE(b.ok()) << bad;
     EXPECT_EQ(b.error().code, kExitUsage) << bad;
   }
+}
+
+// serve's HTTP library is loaded when the endpoint starts (not linked: start-up of every command).
+TEST(MicrohttpdApi, LoadsOnceAndNamesThePackageWhenMissing) {
+  auto api = LoadMicrohttpd();
+  ASSERT_TRUE(api.ok()) << api.error().message;
+  EXPECT_NE((*api)->start_daemon, nullptr);
+  EXPECT_NE((*api)->destroy_response, nullptr);
+  auto again = LoadMicrohttpd(MicrohttpdSoname());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *api);
+  auto missing = LoadMicrohttpd("libexitscope-no-such-http.so.0");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, kExitUnavailable);
+  EXPECT_NE(missing.error().message.find("libexitscope-no-such-http.so.0"), std::string::npos)
+      << missing.error().message;
+  EXPECT_NE(missing.error().hint.find("apt install libmicrohttpd"), std::string::npos) << missing.error().hint;
+  // A library that is there but is not libmicrohttpd: the first function it lacks is named.
+  auto wrong = LoadMicrohttpd("libz.so.1");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("MHD_start_daemon"), std::string::npos) << wrong.error().message;
 }
 
 }  // namespace

@@ -125,5 +125,55 @@ TEST(KvmDecoder, FormatLackingAFieldIsCountedAndReadsZero) {
   EXPECT_EQ(ev.reason, 30u);
 }
 
+// A damaged format may place a field near 4 GiB: offset + size must not wrap to a small number and
+// pass the record-length check (it read 4 GiB past the record). Both the slot loop and kvm_exit's
+// fast layout are checked.
+TEST(KvmDecoder, FieldOffsetNearFourGiBIsOutsideTheRecord) {
+  std::ifstream in(kFormats + "kvm_exit.format");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const std::string rip = "guest_rip;\toffset:16;";
+  ASSERT_NE(text.find(rip), std::string::npos);
+  text.replace(text.find(rip), rip.size(), "guest_rip;\toffset:4294967292;");
+  FormatRegistry reg;
+  auto f = ParseEventFormat(text, "kvm");
+  ASSERT_TRUE(f.ok());
+  const uint16_t id = static_cast<uint16_t>(f->id);
+  reg.Add(std::move(f.value()));
+  KvmDecoder dec(reg, Isa::kSvm, nullptr);
+  std::vector<uint8_t> payload(64, 0);
+  std::memcpy(payload.data(), &id, 2);
+  payload[8] = 0x72;  // exit_reason
+  RawEvent raw{100, 1, 5, id, payload};
+  KvmEvent ev;
+  DecodeAnomalies anomalies;
+  ASSERT_TRUE(dec.Decode(raw, &ev, &anomalies));
+  EXPECT_EQ(ev.reason, 0x72u);
+  EXPECT_EQ(ev.rip, 0u);
+  EXPECT_EQ(anomalies.field_outside, 1u);
+}
+
+// UndecodedIds: what a source may leave out is exactly what Decode rejects without counting: ids of
+// formats the decoder does not model. kvm ids it models, and ids with no format, stay 0.
+TEST(KvmDecoder, UndecodedIdsAreTheFormatsItDoesNotModel) {
+  FormatRegistry reg;
+  uint16_t exit_id = 0, other_id = 0;
+  for (const char* name : {"kvm_exit", "kvm_fpu"}) {
+    std::ifstream in(kFormats + name + ".format");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto f = ParseEventFormat(text, "kvm");
+    ASSERT_TRUE(f.ok()) << name;
+    (std::string(name) == "kvm_exit" ? exit_id : other_id) = static_cast<uint16_t>(f->id);
+    reg.Add(std::move(f.value()));
+  }
+  KvmDecoder dec(reg, Isa::kSvm, nullptr);
+  std::vector<uint8_t> ids = dec.UndecodedIds();
+  ASSERT_GT(ids.size(), std::max(exit_id, other_id));
+  EXPECT_EQ(ids[exit_id], 0);
+  EXPECT_EQ(ids[other_id], 1);
+  size_t marked = 0;
+  for (uint8_t v : ids) marked += v;
+  EXPECT_EQ(marked, 1u);  // no id without a format is marked
+}
+
 }  // namespace
 }  // namespace exitscope

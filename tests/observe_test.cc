@@ -175,10 +175,30 @@ TEST_F(KvmDebugfs, IntervalsShowGrowthPerVm) {
   EXPECT_NE(RenderStatsTopText(t, 0).find("coarse"), std::string::npos);
 }
 
+TEST(StatsTopTable, PerVcpuExitsAndTheSourceFromStatsFds) {
+  StatsTopTable table(0, "/nonexistent-proc");
+  KvmVmCounters vm{7, 11, {{"exits", 100}}, "stats-fd", {{0, {{"exits", 70}}}, {1, {{"exits", 30}}}}};
+  (void)table.TakeInterval({vm}, 0);
+  vm.counters["exits"] = 160;
+  vm.vcpus[0]["exits"] = 120;
+  vm.vcpus[1]["exits"] = 40;
+  StatsInterval t = table.TakeInterval({vm}, 1.0);
+  ASSERT_EQ(t.vms.size(), 1u);
+  EXPECT_EQ(t.vms[0].vcpu_exits, (std::map<int, uint64_t>{{0, 50}, {1, 10}}));
+  nlohmann::json j = nlohmann::json::parse(RenderStatsTopJson(t));
+  EXPECT_EQ(j["vms"][0]["source"], "stats-fd");
+  EXPECT_EQ(j["vms"][0]["vcpu_exits"]["0"], 50);
+  EXPECT_NE(RenderStatsTopText(t, 0).find("stats-fd"), std::string::npos);
+  KvmVmCounters from_debugfs{7, 11, {{"exits", 170}}, "debugfs", {}};
+  nlohmann::json d = nlohmann::json::parse(RenderStatsTopJson(table.TakeInterval({from_debugfs}, 1.0)));
+  EXPECT_EQ(d["vms"][0]["source"], "debugfs");
+  EXPECT_FALSE(d["vms"][0].contains("vcpu_exits"));  // debugfs sums the vCPUs
+}
+
 TEST(CounterDelta, NewVmCountsFromZeroAndAShrinkIsARestart) {
-  KvmVmCounters now{1, 2, {{"exits", 50}}};
+  KvmVmCounters now{1, 2, {{"exits", 50}}, "debugfs", {}};
   EXPECT_EQ(CounterDelta(now, nullptr).at("exits"), 50u);
-  KvmVmCounters before{1, 2, {{"exits", 80}}};
+  KvmVmCounters before{1, 2, {{"exits", 80}}, "debugfs", {}};
   EXPECT_EQ(CounterDelta(now, &before).at("exits"), 50u);
 }
 

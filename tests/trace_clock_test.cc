@@ -91,7 +91,9 @@ class RewrittenClockTest : public ::testing::Test {
     if (!w.ok()) return path;
     for (uint32_t cpu = 0; cpu < original_->cpu_pages.size(); ++cpu) {
       const std::string& p = original_->cpu_pages[cpu];
-      if (!p.empty()) EXPECT_TRUE((*w)->AddPages(cpu, {reinterpret_cast<const uint8_t*>(p.data()), p.size()}).ok());
+      if (!p.empty()) {
+        EXPECT_TRUE((*w)->AddPages(cpu, {reinterpret_cast<const uint8_t*>(p.data()), p.size()}).ok());
+      }
     }
     EXPECT_TRUE((*w)->Finish(original_->cpustats).ok());
     written_.push_back(path);

@@ -352,11 +352,15 @@ TEST_F(SlicedReaderTest, CompressedTracesAreReadSequentially) {
   EXPECT_EQ(SliceCount(**src), 0u);
 }
 
-// The other commands that read whole traces take -j too: the same output sliced and sequential.
+// Every command that reads whole traces takes -j: the same output sliced and sequential.
 TEST_F(SlicedReaderTest, AdviseAndRipReportGiveTheSameOutputOnAnyThreadCount) {
   std::string path = Uncompressed(CasePath(kCases[1]), "dual-5000", 6);
   std::string bin = EXITSCOPE_BINARY;
-  for (const std::string cmd : {"advise --json", "report --by rip --json", "report --folded -"}) {
+  // report's groupings, filters and time window too (--from/--to count from the first event, which
+  // the sliced reader must hand out first as the sequential one does).
+  for (const std::string cmd : {"advise --json", "report --by rip --json", "report --folded -", "report --json",
+                                "report --by vm --histogram npf", "report --csv --by vcpu --from 0.5 --to 2",
+                                "report --json --reason npf --by cpu"}) {
     auto one = RunCommand(bin + " " + cmd + " -j 1 '" + path + "' 2>&1");
     auto two = RunCommand(bin + " " + cmd + " -j 2 '" + path + "' 2>&1");
     EXPECT_EQ(one.status, 0) << cmd << ": " << one.out.substr(0, 300);

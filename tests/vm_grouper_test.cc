@@ -19,8 +19,8 @@ TEST(VmGrouperTest, ProcessKnownWins) {
 
 TEST(VmGrouperTest, GuestOptionNamesTheVmWithItsVcpuMap) {
   TraceMeta meta;
-  meta.guests.push_back(GuestInfo{"Salamander4", 1, {{0, 60250}, {1, 60251}}});
-  meta.guests.push_back(GuestInfo{"", 2, {{0, 483882}}});
+  meta.guests.push_back(GuestInfo{"Salamander4", 1, {{0, 60250}, {1, 60251}}, "", ""});
+  meta.guests.push_back(GuestInfo{"", 2, {{0, 483882}}, "", ""});
   VmGrouper g(meta);
   EXPECT_EQ(g.VmId(60251), 60250);
   EXPECT_EQ(g.GuestVcpu(60251), 1);

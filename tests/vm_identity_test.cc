@@ -191,5 +191,29 @@ TEST(VmIdentity, ReusedPidIsANewVm) {
   EXPECT_EQ(dir.VmOf(5105).domain, "pid-5105");  // a new thread of that id is nobody now
 }
 
+TEST(VmIdentity, RunningVmsResolvedBeforeTheirVmmExits) {
+  // serve and top read exits once per interval; a VMM that ran for less is gone by then. The scan
+  // while they wait (debugfs kvm/<pid>-<fd> lists running VMs) must have named it already.
+  FakeProc proc;
+  fs::path root(proc.root());
+  fs::create_directories(root / "debugfs-kvm" / "4242-12" / "vcpu0");
+  fs::create_directories(root / "4242" / "task" / "4250");
+  fs::create_directories(root / "4242" / "task" / "4251");
+  ProcVmDirectory dir(proc.root(), (root / "debugfs-kvm").string());
+  dir.ResolveRunningVms();
+  EXPECT_EQ(dir.vm_count(), 1u);  // web01 only: no exit of the others was asked about
+  proc.Remove(4250);
+  proc.Remove(4251);
+  proc.Remove(4242);
+  EXPECT_EQ(dir.VmOf(4251).domain, "web01");
+  EXPECT_EQ(dir.VcpuOf(4251, -1), 1);
+  // One revalidation marks it gone and keeps it, for exits read just after; the next forgets it.
+  dir.Revalidate();
+  EXPECT_EQ(dir.VmOf(4250).domain, "web01");
+  EXPECT_FALSE(dir.VmOf(4250).alive);
+  dir.Revalidate();
+  EXPECT_EQ(dir.VmOf(4250).domain, "pid-4250");
+}
+
 }  // namespace
 }  // namespace exitscope

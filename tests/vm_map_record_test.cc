@@ -58,7 +58,7 @@ fs::path FakeProc() {
 }
 
 TEST(VmMapRecordTest, GuestOptionKeepsTraceCmdFieldsAndOurs) {
-  GuestInfo g{"web01", 0, {{0, 499}, {2, 501}}};
+  GuestInfo g{"web01", 0, {{0, 499}, {2, 501}}, "", ""};
   RecordedVm vm{kVmmPid, "qemu-system-x86", "qemu", kUuid, {{499, 0}, {501, 2}, {503, -1}}};
   std::string bytes = EncodeGuestOption(g, &vm);
   // trace-cmd's fields first: name, trace id, 3 vCPUs (1 is a gap, host pid 0), then ours.
@@ -77,7 +77,7 @@ TEST(VmMapRecordTest, GuestOptionKeepsTraceCmdFieldsAndOurs) {
   EXPECT_EQ(back_vm.uuid, kUuid);
   EXPECT_EQ(back_vm.vcpu_by_tid, vm.vcpu_by_tid);
   // trace-cmd's own option (no part of ours) reads as before: no process.
-  GuestInfo plain{"Salamander4", 7, {{0, 60250}, {1, 60251}}};
+  GuestInfo plain{"Salamander4", 7, {{0, 60250}, {1, 60251}}, "", ""};
   GuestInfo p;
   ASSERT_TRUE(DecodeGuestOption(Bytes(EncodeGuestOption(plain)), &p, &back_vm));
   EXPECT_EQ(back_vm.pid, 0);

@@ -28,6 +28,10 @@ void FlatCounts::Add(uint64_t key, uint64_t count) {
   }
 }
 
+void FlatCounts::Prefetch(uint64_t key) const {
+  if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(key, slots_.size() - 1)]);
+}
+
 void FlatCounts::Grow() {
   std::vector<std::pair<uint64_t, uint64_t>> old = std::move(slots_);
   slots_.assign(std::max<size_t>(16, old.size() * 2), {kEmpty, 0});
@@ -55,14 +59,21 @@ uint64_t ValueHistogram::Quantize(uint64_t v) const {
   return ((v >> shift) << shift) | (1ull << (shift - 1));
 }
 
-void ValueHistogram::Requantize(int bits) {
+void ValueHistogram::Apply() const {
+  if (pending_n_ == 0) return;
+  for (uint32_t i = 0; i < pending_n_; ++i) counts_.Prefetch(Quantize(pending_[i]));
+  for (uint32_t i = 0; i < pending_n_; ++i) Insert(pending_[i], 1);
+  pending_n_ = 0;
+}
+
+void ValueHistogram::Requantize(int bits) const {
   bits_ = bits;
   FlatCounts next;
   for (const auto& [v, n] : counts_.Entries()) next.Add(Quantize(v), n);
   counts_ = std::move(next);
 }
 
-void ValueHistogram::Coarsen() {
+void ValueHistogram::Coarsen() const {
   // From exact to 16 significant bits (1/65536 relative), then a bit less until the buckets fit in
   // cap/2: the next coarsening is then at least cap/2 new values away.
   Requantize(std::min(bits_ - 1, 16));
@@ -70,6 +81,7 @@ void ValueHistogram::Coarsen() {
 }
 
 uint64_t ValueHistogram::KthSmallest(uint64_t k) const {
+  Apply();
   auto e = counts_.Entries();
   std::sort(e.begin(), e.end());
   uint64_t seen = 0;
@@ -81,6 +93,7 @@ uint64_t ValueHistogram::KthSmallest(uint64_t k) const {
 }
 
 uint64_t ValueHistogram::ExcessOver(uint64_t c) const {
+  Apply();
   uint64_t sum = 0;
   for (const auto& [v, n] : counts_.Entries()) {
     if (v > c) sum += (v - c) * n;

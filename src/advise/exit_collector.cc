@@ -20,14 +20,53 @@ ExitCollector::ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics, st
     profile_.matched.push_back(std::make_unique<MatchedExits>(&r.summary));
     profile_.matched.push_back(r.summary.vmm_dependent ? std::make_unique<MatchedExits>(&r.summary) : nullptr);
   }
+  BuildFeeds(false);
+}
+
+void ExitCollector::BuildFeeds(bool vmm_known) {
+  feeds_.clear();
+  for (size_t i = 0; i < profile_.rules.size(); ++i) {
+    const Rule& r = profile_.rules[i];
+    // Once the trace has shown an event that records VMM trips it does for good: the summaries kept
+    // for "not recorded" are dropped and no longer fed.
+    if (vmm_known && r.summary.vmm_dependent) profile_.matched[2 * i].reset();
+    for (int known = 0; known < 2; ++known) {
+      if (MatchedExits* m = profile_.matched[2 * i + known].get())
+        feeds_.push_back({r.match, m, known == 1, r.summary.Sequential()});
+    }
+  }
+  feeds_vmm_known_ = vmm_known;
+}
+
+ExitCollector::ThreadSlot& ExitCollector::Thread(int32_t tid, int32_t vcpu_id) {
+  if (tid != last_tid_ || !last_slot_) {
+    auto [it, fresh] = thread_slots_.try_emplace(tid);
+    if (fresh) {
+      auto [a, _] = profile_.threads.try_emplace(tid);
+      a->second.index = static_cast<uint32_t>(profile_.threads.size() - 1);
+      it->second.activity = &a->second;
+      it->second.vm = vms_.VmId(tid);
+      it->second.vcpu_id = vcpu_id;
+      it->second.vcpu = vms_.VcpuIndex(tid, vcpu_id).value_or(vcpu_id);
+    }
+    last_tid_ = tid;
+    last_slot_ = &it->second;
+  }
+  ThreadSlot& t = *last_slot_;
+  if (vcpu_id != t.vcpu_id) {  // the identity as report --by vm / --vcpu read it (analysis/vm_grouper.h)
+    t.vcpu_id = vcpu_id;
+    t.vcpu = vms_.VcpuIndex(tid, vcpu_id).value_or(vcpu_id);
+  }
+  return t;
 }
 
 void ExitCollector::OnKvmEvent(const KvmEvent& e) {
   profile_.has_event[static_cast<int>(e.kind)] = true;
   if (profile_.first_ts_ns == 0 || e.ts_ns < profile_.first_ts_ns) profile_.first_ts_ns = e.ts_ns;
   if (e.ts_ns > profile_.last_ts_ns) profile_.last_ts_ns = e.ts_ns;
+  // apic_ stays empty in a trace without kvm_apic: no hash of the tid per exit then.
   if (e.kind == EventKind::kExit) {
-    if (auto it = apic_.find(e.tid); it != apic_.end()) it->second.seen = false;
+    if (auto it = apic_.empty() ? apic_.end() : apic_.find(e.tid); it != apic_.end()) it->second.seen = false;
   } else if (e.kind == EventKind::kApic) {
     apic_[e.tid] = ApicAccess{true, e.write, e.aux};
   }
@@ -88,7 +127,6 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
   x.handling_ns = timed ? s.handling_ns() : 0;
   x.tid = s.tid;
   x.cpu = s.exit_cpu;
-  x.vcpu = s.vcpu_id;
   x.isa = s.isa != Isa::kUnknown ? s.isa : meta_->isa_hint;
   x.reason = s.reason;
   x.exit_class = ClassifyExit(x.isa, s.reason);
@@ -98,23 +136,21 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
   x.userspace = s.to_userspace;
   x.userspace_reason = s.userspace_reason;
   AddDetails(s, &x);
-  if (auto it = apic_.find(s.tid); it != apic_.end() && it->second.seen) {
+  if (auto it = apic_.empty() ? apic_.end() : apic_.find(s.tid); it != apic_.end() && it->second.seen) {
     x.has_apic = true;
     x.apic_write = it->second.write;
     x.apic_reg = it->second.reg;
   }
-  // The one thread -> VM / vCPU identity (analysis/vm_grouper.h), as report --by vm / --vcpu read it.
-  x.vm = vms_.VmId(s.tid);
-  if (auto v = vms_.VcpuIndex(s.tid, s.vcpu_id)) x.vcpu = *v;
+  const ThreadSlot& slot = Thread(s.tid, s.vcpu_id);
+  x.vm = slot.vm;
+  x.vcpu = slot.vcpu;
   ++profile_.exits;
   if (timed) {
     ++profile_.timed_exits;
     profile_.total_exit_ns += x.handling_ns;
     profile_.blocked_ns += x.dur_ns - x.handling_ns;
   }
-  auto [it, fresh] = profile_.threads.try_emplace(x.tid);
-  ThreadActivity& t = it->second;
-  if (fresh) t.index = static_cast<uint32_t>(profile_.threads.size() - 1);
+  ThreadActivity& t = *slot.activity;
   if (t.exits++ == 0 || x.ts_ns < t.first_ts_ns) t.first_ts_ns = x.ts_ns;
   t.last_ts_ns = std::max(t.last_ts_ns, x.ts_ns + x.dur_ns);
   if (t.vcpu < 0) t.vcpu = x.vcpu;
@@ -125,12 +161,17 @@ void ExitCollector::Keep(const ExitSample& s, bool timed) {
 // arrive in entry order across threads but in exit order within a thread (one open exit per thread in
 // the pairer), which is the only order the rules' sequence state reads.
 void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
-  if (x.isa != Isa::kUnknown) profile_.isas.insert(x.isa);
+  if (const uint32_t bit = 1u << static_cast<uint32_t>(x.isa); x.isa != Isa::kUnknown && !(isas_seen_ & bit)) {
+    isas_seen_ |= bit;
+    profile_.isas.insert(x.isa);
+  }
   if (x.userspace) {
     ++profile_.vmm_exits;
     profile_.vmm_time_ns += x.handling_ns;
   }
-  ExitProfile::ClassStats& c = profile_.classes[x.exit_class];
+  ExitProfile::ClassStats*& class_stats = class_stats_[static_cast<uint8_t>(x.exit_class)];
+  if (!class_stats) class_stats = &profile_.classes[x.exit_class];
+  ExitProfile::ClassStats& c = *class_stats;
   ++c.exits;
   c.time_ns += x.handling_ns;
   // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
@@ -138,18 +179,10 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   if (x.timed && x.exit_class != ExitClass::kHlt) (x.userspace ? c.vmm_part : c.kernel_part).Add(x.handling_ns);
   if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
     site_rips_.insert({x.rip, x.exit_class});
-  // Once the trace has shown an event that records VMM trips it does for good: the summaries kept for
-  // "not recorded" are dropped and no longer fed.
-  const bool vmm_known = profile_.VmmTripsRecorded();
-  for (size_t i = 0; i < profile_.rules.size(); ++i) {
-    const Rule& r = profile_.rules[i];
-    if (vmm_known && r.summary.vmm_dependent && profile_.matched[2 * i]) profile_.matched[2 * i].reset();
-    for (int known = 0; known < 2; ++known) {
-      MatchedExits* m = profile_.matched[2 * i + known].get();
-      if (!m) continue;
-      const bool hit = r.match(x, MatchContext{known == 1});
-      if (hit || r.summary.Sequential()) m->Observe(x, thread, hit);
-    }
+  if (const bool vmm_known = profile_.VmmTripsRecorded(); vmm_known != feeds_vmm_known_) BuildFeeds(vmm_known);
+  for (const Feed& f : feeds_) {
+    const bool hit = f.match(x, MatchContext{f.vmm_known});
+    if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
   }
 }
 
@@ -164,8 +197,10 @@ ExitProfile ExitCollector::Finish() {
     c.handling.Merge(c.vmm_part);
     profile_.in_kernel.Merge(c.kernel_part);
   }
+  std::vector<std::pair<uint64_t, ExitClass>> sites(site_rips_.begin(), site_rips_.end());
+  std::sort(sites.begin(), sites.end());  // by RIP, as the slide vote has always seen them
   profile_.site_rips.clear();
-  for (const auto& [rip, cls] : site_rips_) profile_.site_rips.push_back({rip, cls});
+  for (const auto& [rip, cls] : sites) profile_.site_rips.push_back({rip, cls});
   return std::move(profile_);
 }
 

@@ -11,12 +11,14 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "advise/advised_exit.h"
@@ -34,7 +36,8 @@
 
 namespace exitscope {
 
-struct Rule;  // advise/advisor.h
+struct Rule;          // advise/advisor.h
+struct MatchContext;  // advise/advisor.h
 
 // One host vCPU thread's exits, for rates per thread (not diluted over the other vCPUs and VMs).
 struct ThreadActivity {
@@ -105,6 +108,8 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
  public:
   // rules: AdviseRules() when empty.
   ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics, std::span<const Rule> rules = {});
+  ExitCollector(const ExitCollector&) = delete;  // the pairer and the per-exit caches point into it
+  ExitCollector& operator=(const ExitCollector&) = delete;
   void Add(const KvmEvent& e) {
     OnKvmEvent(e);
     pairer_.OnEvent(e);
@@ -122,12 +127,39 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
   };
   void Keep(const ExitSample& s, bool timed);
   void Fold(const AdvisedExit& x, uint32_t thread);
+  // Per host thread, what is looked up once rather than per exit: its ThreadActivity (std::map nodes
+  // stay put) and its VM / vCPU identity (VmGrouper's answers depend on the tid and vcpu_id only).
+  struct ThreadSlot {
+    ThreadActivity* activity = nullptr;
+    int64_t vm = -1;
+    int32_t vcpu_id = -1, vcpu = -1;  // VcpuIndex's answer (-1: none) for that vcpu_id
+  };
+  ThreadSlot& Thread(int32_t tid, int32_t vcpu_id);
+  // The (rule, answer) summaries still fed, in rule order: rebuilt once when VMM trips become known.
+  struct Feed {
+    bool (*match)(const AdvisedExit&, const MatchContext&);
+    MatchedExits* matched;
+    bool vmm_known, sequential;
+  };
+  void BuildFeeds(bool vmm_known);
   const TraceMeta* meta_;
   const Diagnostics* diagnostics_;
   ExitPairer pairer_;
   VmGrouper vms_;
   std::unordered_map<int32_t, ApicAccess> apic_;
-  std::set<std::pair<uint64_t, ExitClass>> site_rips_;
+  std::unordered_map<int32_t, ThreadSlot> thread_slots_;
+  int32_t last_tid_ = -1;
+  ThreadSlot* last_slot_ = nullptr;
+  std::vector<Feed> feeds_;
+  bool feeds_vmm_known_ = false;
+  uint32_t isas_seen_ = 0;                                      // bit per Isa already in profile_.isas
+  std::array<ExitProfile::ClassStats*, 256> class_stats_ = {};  // by ExitClass, into profile_.classes
+  struct SiteRipHash {
+    size_t operator()(const std::pair<uint64_t, ExitClass>& k) const {
+      return static_cast<size_t>((k.first * 0x9e3779b97f4a7c15ull) ^ static_cast<uint64_t>(k.second));
+    }
+  };
+  std::unordered_set<std::pair<uint64_t, ExitClass>, SiteRipHash> site_rips_;
   ExitProfile profile_;
 };
 

@@ -75,6 +75,14 @@ class MatchedExits : public ExitSetStats {
   // `thread` is the collector's dense index of e.tid. Call for every exit when spec().Sequential(),
   // else for the matched ones only.
   void Observe(const AdvisedExit& e, uint32_t thread, bool matched);
+  // Whether an unmatched exit of `thread` would change nothing here: its thread's previous exit was not
+  // matched (so its end is never read), no burst or HLT is open. Most exits, for most rules: the
+  // collector skips their Observe.
+  bool Unmoved(uint32_t thread) const {
+    if (thread >= seq_.size()) return false;
+    const Seq& t = seq_[thread];
+    return !t.last_matched && !t.open_halt && t.burst_len == 0;
+  }
   void Finish();  // closes the open bursts
   const SummarySpec& spec() const { return *spec_; }
   // Entries held in every container (histogram buckets, keys, threads …): what bounded means, counted.

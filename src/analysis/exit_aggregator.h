@@ -104,6 +104,7 @@ class ExitAggregator : public ExitSampleSink {
   // `timed`: also the detail events (kvm_msr …); untimed exits add only what the exit carries.
   void AddDetails(const ExitSample& s, bool timed);
   void CountDetail(DetailKey k, uint64_t dur_ns, bool failed, bool timed);
+  DetailStats* FindDetail(DetailKey k);  // CountDetail's slow path: the map, the key cap
 
   const TraceMeta& meta_;
   ReportOptions options_;

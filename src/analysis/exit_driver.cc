@@ -33,15 +33,31 @@ ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pa
       run.first_ts_ns = batch.events.front().ts_ns;
       if (options.on_start) options.on_start(run.first_ts_ns);
     }
-    ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
-      if (lost) {
-        pairer.OnLost(*lost);
-        if (options.on_lost) options.on_lost(*lost);
+    if (run.isa_seen == Isa::kUnknown) {
+      for (const KvmEvent& e : batch.events) {
+        if (e.kind == EventKind::kExit) {
+          run.isa_seen = e.isa;
+          break;
+        }
       }
-      if (e.kind == EventKind::kExit && run.isa_seen == Isa::kUnknown) run.isa_seen = e.isa;
-      if (options.tap) options.tap->OnKvmEvent(e);
-      pairer.OnEvent(e);
-    });
+    }
+    auto on_lost = [&](const LostEvents& lost) {
+      pairer.OnLost(lost);
+      if (options.on_lost) options.on_lost(lost);
+    };
+    // Two loops, so that a run without a tap does not test for one on every event.
+    if (options.tap) {
+      ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
+        if (lost) on_lost(*lost);
+        options.tap->OnKvmEvent(e);
+        pairer.OnEvent(e);
+      });
+    } else {
+      ForEachEvent(batch, [&](const KvmEvent& e, const LostEvents* lost) {
+        if (lost) on_lost(*lost);
+        pairer.OnEvent(e);
+      });
+    }
     run.events += batch.events.size();
     run.last_ts_ns = batch.events.back().ts_ns;
     if (options.progress && run.events >= next_progress) {

@@ -196,27 +196,36 @@ void ExitPairer::OnExit(const KvmEvent& e, ThreadState& t) {
   t.has_open = true;
 }
 
-void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
-  if (counts_.entries++ == 0 && lost_entry_before_any_entry_) {
+void ExitPairer::OnFirstEntry() {
+  if (lost_entry_before_any_entry_) {
     // The trace does record entries after all: the exits that followed exits did lose theirs.
     diagnostics_->Bump(DiagId::kPairLostEntry, lost_entry_before_any_entry_);
     lost_entry_before_any_entry_ = 0;
   }
-  if (counts_.entries == 1 && exit_before_any_entry_) {
+  if (exit_before_any_entry_) {
     diagnostics_->Bump(DiagId::kPairExitBeforeFirstEntry, exit_before_any_entry_);
     exit_before_any_entry_ = 0;
   }
+}
+
+void ExitPairer::OnEntryWithoutExit(const KvmEvent& e, ThreadState& t, bool first) {
+  if (t.expect_orphan_entry || e.ts_ns < start_cutoff_ns_) {
+    // Already accounted for by the loss / buffer-start counters.
+  } else if (first) {
+    diagnostics_->Bump(DiagId::kPairFirstEntryWithoutExit);
+  } else {
+    diagnostics_->Bump(DiagId::kPairEntryWithoutExit);
+  }
+  t.expect_orphan_entry = false;
+}
+
+void ExitPairer::OnEntry(const KvmEvent& e, ThreadState& t) {
+  if (counts_.entries++ == 0) [[unlikely]]
+    OnFirstEntry();
   bool first = !t.seen_entry;
   t.seen_entry = true;
   if (!t.has_open) {
-    if (t.expect_orphan_entry || e.ts_ns < start_cutoff_ns_) {
-      // Already accounted for by the loss / buffer-start counters.
-    } else if (first) {
-      diagnostics_->Bump(DiagId::kPairFirstEntryWithoutExit);
-    } else {
-      diagnostics_->Bump(DiagId::kPairEntryWithoutExit);
-    }
-    t.expect_orphan_entry = false;
+    OnEntryWithoutExit(e, t, first);
     return;
   }
   t.expect_orphan_entry = false;

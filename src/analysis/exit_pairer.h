@@ -123,6 +123,8 @@ class ExitPairer {
   ThreadState& State(int32_t tid);
   void OnExit(const KvmEvent& e, ThreadState& t);
   void OnEntry(const KvmEvent& e, ThreadState& t);
+  void OnFirstEntry();  // the trace's first kvm_entry: what was held back until one came
+  void OnEntryWithoutExit(const KvmEvent& e, ThreadState& t, bool first);
   void OnDetail(const KvmEvent& e, ThreadState& t);
   void EmitUntimed(ThreadState& t);
   // The resume check's slow path, for an entry not within one instruction after the exit's RIP:

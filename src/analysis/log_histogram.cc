@@ -6,6 +6,11 @@
 
 namespace exitscope {
 
+LogHistogram::Octave* LogHistogram::NewOctave(uint32_t octave) {
+  octaves_[octave] = std::make_unique<Octave>();  // value-initialized: zeroed
+  return octaves_[octave].get();
+}
+
 uint64_t LogHistogram::BucketLow(uint32_t bucket) {
   uint32_t octave = bucket / kSub, slot = bucket % kSub;
   if (octave == 0) return slot;

@@ -34,14 +34,29 @@ void RipTracker::OnExitSample(const ExitSample& s) {
   if (filter_.pid) {
     if (s.tid != *filter_.pid && vms_.VmId(s.tid) != *filter_.pid) return;
   }
-  ReasonKey key{isa, s.reason};
-  for (RipStat* r : {&by_reason_[key][s.rip], &reason_totals_[key], &by_thread_[{s.tid, s.vcpu_id, key, s.rip}]}) {
-    ++r->exits;
-    r->time_ns += s.dur_ns;
-    r->handling_ns += s.handling_ns();
+  RipStat* const* stats = Stats(s.tid, s.vcpu_id, ReasonKey{isa, s.reason}, s.rip);
+  for (int i = 0; i < 3; ++i) {
+    ++stats[i]->exits;
+    stats[i]->time_ns += s.dur_ns;
+    stats[i]->handling_ns += s.handling_ns();
   }
   ++exits_;
   time_ns_ += s.dur_ns;
+}
+
+RipStat* const* RipTracker::Stats(int32_t tid, int32_t vcpu, ReasonKey reason, uint64_t rip) {
+  const uint64_t h = (rip ^ (uint64_t{static_cast<uint32_t>(tid)} << 32) ^ (uint64_t{reason.second} << 8) ^
+                      static_cast<uint64_t>(reason.first)) *
+                     0x9e3779b97f4a7c15ull;
+  static_assert(kCacheSlots == 256, "the slot is the hash's top 8 bits");
+  CachedKey& c = cache_[h >> 56];
+  if (c.stats[0] && c.tid == tid && c.vcpu == vcpu && c.reason == reason && c.rip == rip) return c.stats;
+  c = {tid,
+       vcpu,
+       reason,
+       rip,
+       {&by_reason_[reason][rip], &reason_totals_[reason], &by_thread_[{tid, vcpu, reason, rip}]}};
+  return c.stats;
 }
 
 std::vector<SiteRip> RipTracker::SiteRips() const {

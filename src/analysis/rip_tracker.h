@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,6 +68,8 @@ struct RipFilter {
 class RipTracker : public ExitSampleSink {
  public:
   RipTracker(const TraceMeta& meta, RipFilter filter) : meta_(meta), vms_(meta), filter_(filter) {}
+  RipTracker(const RipTracker&) = delete;  // its cache points into its maps
+  RipTracker& operator=(const RipTracker&) = delete;
   void OnExitSample(const ExitSample& s) override;
   void SetOrigin(uint64_t first_ts_ns) { origin_ns_ = first_ts_ns; }
 
@@ -93,6 +96,18 @@ class RipTracker : public ExitSampleSink {
   std::map<ReasonKey, std::map<uint64_t, RipStat>> by_reason_;
   std::map<ReasonKey, RipStat> reason_totals_;
   std::map<std::tuple<int32_t, int32_t, ReasonKey, uint64_t>, RipStat> by_thread_;  // tid, vcpu, reason, rip
+  // The three entries an exit adds to, for recent (thread, reason, RIP) keys: a loop's few sites
+  // repeat, and three tree lookups per exit were most of --by rip's cost over report's. std::map
+  // entries never move, and none is erased.
+  struct CachedKey {
+    int32_t tid = 0, vcpu = 0;
+    ReasonKey reason{};
+    uint64_t rip = 0;
+    RipStat* stats[3] = {};
+  };
+  static constexpr size_t kCacheSlots = 256;
+  std::array<CachedKey, kCacheSlots> cache_{};
+  RipStat* const* Stats(int32_t tid, int32_t vcpu, ReasonKey reason, uint64_t rip);
   uint64_t exits_ = 0, time_ns_ = 0;
   uint64_t origin_ns_ = 0;
 };

@@ -45,6 +45,8 @@ class TopAggregator : public ExitSampleSink {
         reason_codes_(ReasonCodesFromName(reason_filter_)),
         vms_dir_(std::move(proc_root)) {}
   void OnExitSample(const ExitSample& s) override;
+  // Call while waiting for the next interval (ProcVmDirectory::ResolveRunningVms).
+  void ResolveRunningVms() { vms_dir_.ResolveRunningVms(); }
   TopInterval TakeInterval(double interval_s, std::vector<uint64_t> lost_per_cpu, size_t max_rows);
 
  private:

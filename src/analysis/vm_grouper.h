@@ -7,6 +7,7 @@
 // (kvm_stat's rule for QEMU's -name) and is the only reader of /proc for VM identity.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -47,16 +48,23 @@ struct LiveVm {
 
 // The /proc reader for VM identity on this host. Threads and processes are cached by (id, start
 // time); Revalidate re-reads each cached start time once (top and serve call it per interval).
+// A VMM that exits before its exits are read (a VM of a fraction of a second, read once per
+// interval) has no /proc left to name it: the live loops call ResolveRunningVms while they wait.
 class ProcVmDirectory {
  public:
-  explicit ProcVmDirectory(std::string proc_root = "/proc") : root_(std::move(proc_root)) {}
+  explicit ProcVmDirectory(std::string proc_root = "/proc", std::string debugfs_kvm = "/sys/kernel/debug/kvm")
+      : root_(std::move(proc_root)), debugfs_kvm_(std::move(debugfs_kvm)) {}
   // The VM of host thread `tid`; a thread whose process cannot be read is a VM of its own. The
   // reference holds until the next Revalidate.
   const LiveVm& VmOf(int32_t tid);
   // The thread name's vCPU index, else `vcpu_id` (kvm_entry/kvm_exit's, when >= 0), else nothing.
   std::optional<int32_t> VcpuOf(int32_t tid, int32_t vcpu_id);
-  // Drops threads whose start time changed or which are gone; marks gone VMs !alive and forgets
-  // VMs gone for more than one Revalidate (their series are the aggregator's to keep).
+  // Resolves every thread of the VMs running now (debugfs kvm/<pid>-<fd>, else the processes that
+  // hold a kvm-vm file), at most every 50 ms (every 1 s without debugfs); cheap between scans.
+  void ResolveRunningVms();
+  // Drops threads whose start time changed or which were gone at the previous call as well;
+  // marks gone VMs !alive and forgets VMs gone for more than one Revalidate (their series are
+  // the aggregator's to keep). A gone thread stays for one call: exits read after it still name it.
   void Revalidate();
   size_t vm_count() const { return vms_.size(); }
   const std::map<std::pair<int32_t, uint64_t>, LiveVm>& vms() const { return vms_; }
@@ -66,10 +74,13 @@ class ProcVmDirectory {
     uint64_t start_ticks = 0;
     std::pair<int32_t, uint64_t> vm;
     std::optional<int32_t> vcpu;
+    bool gone = false;  // no /proc entry at the last Revalidate
   };
   std::optional<uint64_t> StartTicks(int32_t id) const;
   std::string Read(const std::string& rel) const;
-  std::string root_;
+  std::vector<int32_t> RunningVmPids() const;
+  std::string root_, debugfs_kvm_;
+  std::chrono::steady_clock::time_point next_scan_{};
   std::unordered_map<int32_t, Thread> threads_;
   std::map<std::pair<int32_t, uint64_t>, LiveVm> vms_;
 };

@@ -26,7 +26,9 @@ constexpr char kBenchFooter[] =
     "  exitscope bench --test cpuid --test hlt  # pick tests (--list shows them)\n"
     "  exitscope bench --json > base.json       # later: exitscope bench --compare base.json\n"
     "  exitscope bench --test cpuid --observe none,stats,bpf,tracefs-minimal,tracefs,perf\n"
-    "                                           # what each way of watching exits adds per exit\n\n"
+    "                                           # what each way of watching exits adds per exit\n"
+    "  exitscope bench --test cpuid --observe none,tracefs,top,record\n"
+    "                                           # exitscope's own top and record, run as commands\n\n"
     "Exit status: 0 done; 64 bad option; 69 no /dev/kvm (or KVM cannot run the guest);\n"
     "77 permission denied on /dev/kvm.";
 
@@ -54,8 +56,8 @@ void DeclareBenchOptions(CLI::App& app, BenchArgs* a) {
       ->capture_default_str();
   app.add_option("--device", options.device, "the KVM device")->capture_default_str();
   app.add_option("--observe", a->observe,
-                 "run the tests under each observer in turn (none,stats,bpf,tracefs-minimal,tracefs,perf) and "
-                 "show the cycles each adds per exit");
+                 "run the tests under each observer in turn (none,stats,bpf,tracefs-minimal,tracefs,top,record,perf) "
+                 "and show the cycles each adds per exit");
   app.add_option("--repeat", a->repeats, "with --observe: runs per observer (interleaved)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1000}))
       ->capture_default_str();

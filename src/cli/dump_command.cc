@@ -55,10 +55,20 @@ struct DumpOptions {
 };
 
 // Times not in ns (TSC cycles, counts) print as the integers they are, as trace-cmd report does.
+void AppendTs(std::string* out, uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
+  auto it = std::back_inserter(*out);
+  if (unit != TimeUnit::kNs)
+    fmt::format_to(it, "{}", ts_ns);
+  else if (ns)
+    fmt::format_to(it, "{}.{:09}", ts_ns / 1000000000, ts_ns % 1000000000);
+  else
+    fmt::format_to(it, "{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
+}
+
 std::string FormatTs(uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
-  if (unit != TimeUnit::kNs) return std::to_string(ts_ns);
-  if (ns) return fmt::format("{}.{:09}", ts_ns / 1000000000, ts_ns % 1000000000);
-  return fmt::format("{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
+  std::string s;
+  AppendTs(&s, ts_ns, ns, unit);
+  return s;
 }
 
 // Text inputs hold no raw records: their events are shown as exitscope parsed them, with the
@@ -189,15 +199,16 @@ Result<std::set<uint16_t>> ResolveEvents(const FormatRegistry& formats, const st
   return wanted;
 }
 
-// One record, every field decoded by its format (none for a type id without one).
-std::string RawEventLine(const RawEvent& ev, const EventFormat* fmt, const TraceMeta& meta, const DumpOptions& opt,
-                         const std::string& ts_key) {
+// One record, every field decoded by its format (none for a type id without one), into *line (its
+// buffer reused from record to record: a dump is a line per record, millions of them).
+void RawEventLine(const RawEvent& ev, const EventFormat* fmt, const TraceMeta& meta, const DumpOptions& opt,
+                  const std::string& ts_key, std::string* line) {
   auto comm_it = meta.comm_by_tid.find(ev.tid);
   std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
                                                             : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
-  std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
-  std::string line;
+  line->clear();
   if (opt.json) {
+    std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
     nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
     if (fmt) {
       j["system"] = fmt->system;
@@ -205,13 +216,19 @@ std::string RawEventLine(const RawEvent& ev, const EventFormat* fmt, const Trace
       AppendFieldsJson(*fmt, ev.payload, &fields);
       j["fields"] = std::move(fields);
     }
-    line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    *line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
-    line = fmt::format("{} {:03} {} {} {}:", FormatTs(ev.ts_ns, opt.ns, meta.time_unit), ev.cpu, ev.tid, comm, name);
-    if (fmt) AppendFieldsText(*fmt, ev.payload, &line);
+    auto out = std::back_inserter(*line);
+    AppendTs(line, ev.ts_ns, opt.ns, meta.time_unit);
+    fmt::format_to(out, " {:03} {} {} ", ev.cpu, ev.tid, comm);
+    if (fmt)
+      line->append(fmt->name);
+    else
+      fmt::format_to(out, "unknown_type_{}", ev.type_id);
+    line->push_back(':');
+    if (fmt) AppendFieldsText(*fmt, ev.payload, line);
   }
-  line.push_back('\n');
-  return line;
+  line->push_back('\n');
 }
 
 int Dump(const DumpOptions& opt) {
@@ -231,6 +248,7 @@ int Dump(const DumpOptions& opt) {
   if (!wanted.ok()) return PrintError(wanted.error());
 
   uint64_t printed = 0, unknown_ids = 0;
+  std::string line;
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   auto show_progress = [](uint64_t done, uint64_t total) {
@@ -244,7 +262,8 @@ int Dump(const DumpOptions& opt) {
         // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
         if (!fmt) ++unknown_ids;
         if (!wanted->empty() && !wanted->count(ev.type_id)) return true;
-        if (!WriteStdout(RawEventLine(ev, fmt, meta, opt, ts_key))) return false;  // FinishStdout says why
+        RawEventLine(ev, fmt, meta, opt, ts_key, &line);
+        if (!WriteStdout(line)) return false;  // FinishStdout says why
         return !(opt.limit && ++printed >= opt.limit);
       },
       progress ? ProgressFn(show_progress) : ProgressFn());

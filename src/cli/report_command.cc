@@ -170,7 +170,7 @@ Status CheckOutputForm(const ReportArgs& a) {
 }
 
 int RunOpenMetricsReport(const ReportArgs& a) {
-  auto tm = MetricsOfTrace(a.path, a.clock);
+  auto tm = MetricsOfTrace(a.path, a.clock, DecodeThreads(a.threads));
   if (!tm.ok()) return PrintError(tm.error());
   ExpositionOptions o;
   o.format = a.exposition == "openmetrics" ? ExpositionFormat::kOpenMetrics : ExpositionFormat::kPrometheusText;

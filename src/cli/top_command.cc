@@ -12,6 +12,7 @@
 #include "cli/filter_options.h"
 #include "cli/top_observe.h"
 #include "live/live_exits.h"
+#include "sources/live/tracefs_instance.h"
 #include "live/stop_signal.h"
 #include "pipeline/live_page_decoder.h"
 #include "report/top_reporter.h"
@@ -38,7 +39,9 @@ std::string TopFooter() {
          "  sudo exitscope top --mode stats          # KVM's own counters: no tracing, coarse kinds\n\n"
          "Modes: tracefs (default) streams every event; bpf counts in the kernel per VM, thread and reason\n"
          "(log2 latency buckets, trips to the VMM); auto is bpf when it loads, else tracefs with the reason;\n"
-         "stats reads /sys/kernel/debug/kvm (exits, halt_exits, io_exits …: no reasons, no times).\n\n"
+         "stats reads KVM's own counters (exits, halt_exits, io_exits …: no reasons, no times) through\n"
+         "the VMM's binary stats fds (KVM_GET_STATS_FD, per vCPU too) where root can reach them, else\n"
+         "/sys/kernel/debug/kvm; each VM's line says which.\n\n"
          "Exit status: 0 done; 64 bad option (the hint names the valid values); 69 no tracefs (also a\n"
          "--tracefs that is not one) or no kvm events (module not loaded), --mode bpf that cannot load;\n"
          "74 I/O error; 77 permission denied (run as root).";
@@ -99,6 +102,7 @@ int RunTopTracefsLoop(const TopArgs& a, const TopLoopOptions& loop, const Filter
   live.tracefs = a.tracefs;
   live.buffer_kb = a.buffer_kb;
   live.pid = filters.pid.value_or(0);
+  live.events = TimingExitEvents();  // top shows no details: their records would only cost
   auto session = LiveExitSession::Start(live, &agg);
   if (!session.ok()) return PrintError(session.error());
   LiveExitSession& capture = **session;
@@ -111,7 +115,8 @@ int RunTopTracefsLoop(const TopArgs& a, const TopLoopOptions& loop, const Filter
     double elapsed = std::chrono::duration<double>(now - last).count();
     if (elapsed < a.delay_s) {
       int wait_ms = std::max(1, static_cast<int>((a.delay_s - elapsed) * 1000));
-      if (Status st = capture.Poll(std::min(wait_ms, 200)); !st) return PrintError(st.error());
+      agg.ResolveRunningVms();  // a VMM gone before the interval ends is still named
+      if (Status st = capture.Poll(std::min(wait_ms, 50)); !st) return PrintError(st.error());
       continue;
     }
     last = now;

@@ -3,19 +3,23 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
+#include <cstdio>
 #include <thread>
 
 #include "cli/command.h"
 #include "live/stop_signal.h"
 #include "observe/bpf_exit_table.h"
-#include "observe/kvm_debugfs_stats.h"
+#include "observe/kvm_stats_fd.h"
 #include "observe/stats_top.h"
 
 namespace exitscope {
 namespace {
 
-// Sleeps until the next refresh in steps short enough to notice Ctrl-C; returns the seconds waited.
-double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last) {
+// Sleeps until the next refresh in steps short enough to notice Ctrl-C, calling `tick` (if any)
+// every step; returns the seconds waited.
+double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last,
+                    const std::function<void()>& tick = {}) {
   while (!StopRequested()) {
     auto now = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(now - *last).count();
@@ -23,8 +27,9 @@ double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last)
       *last = now;
       return elapsed;
     }
+    if (tick) tick();
     std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::max(1, std::min(200, static_cast<int>((delay_s - elapsed) * 1000)))));
+        std::chrono::milliseconds(std::max(1, std::min(50, static_cast<int>((delay_s - elapsed) * 1000)))));
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
   return elapsed;
@@ -45,7 +50,7 @@ int RunTopBpfLoop(std::unique_ptr<BpfExitReader> reader, const TopLoopOptions& o
   BpfExitTable table(o.reason);
   auto last = std::chrono::steady_clock::now();
   for (uint64_t shown = 0; o.count == 0 || shown < o.count; ++shown) {
-    double elapsed = WaitInterval(o.delay_s, &last);
+    double elapsed = WaitInterval(o.delay_s, &last, [&] { table.ResolveRunningVms(); });
     auto snap = reader->Snapshot();
     if (!snap.ok()) return PrintError(snap.error());
     BpfInterval t = table.TakeInterval(*snap, elapsed, o.json ? 0 : o.rows);
@@ -57,14 +62,18 @@ int RunTopBpfLoop(std::unique_ptr<BpfExitReader> reader, const TopLoopOptions& o
 }
 
 int RunTopStatsLoop(const TopLoopOptions& o) {
-  auto first = ReadKvmDebugfs();
+  std::string why_not_fd;
+  std::map<int, int> fd_pids;  // VMMs read through their stats fds (kvm_stats_fd.h)
+  auto first = ReadKvmStats({}, &why_not_fd, &fd_pids);
   if (!first.ok()) return PrintError(first.error());
+  if (!why_not_fd.empty())
+    std::fprintf(stderr, "exitscope top: KVM stats fd not reachable (%s); debugfs for that VM\n", why_not_fd.c_str());
   StatsTopTable table(o.pid);
   (void)table.TakeInterval(*first, 0);  // the baseline: intervals show growth from here
   auto last = std::chrono::steady_clock::now();
   for (uint64_t shown = 0; o.count == 0 || shown < o.count; ++shown) {
     double elapsed = WaitInterval(o.delay_s, &last);
-    auto now = ReadKvmDebugfs();
+    auto now = ReadKvmStats({}, nullptr, &fd_pids);
     if (!now.ok()) return PrintError(now.error());
     StatsInterval t = table.TakeInterval(*now, elapsed);
     if (!Show(o.json ? RenderStatsTopJson(t) + "\n" : RenderStatsTopText(t, o.rows), o.json)) break;

@@ -20,6 +20,8 @@ struct TraceMetrics {
   bool partial = false;                        // a data-loss or error counter is non-zero
 };
 
-Result<TraceMetrics> MetricsOfTrace(const std::string& path, const ClockOptions& clock);
+// threads > 1: an uncompressed trace.dat or a perf.data file is decoded on that many workers (as
+// `report -j`); serve --from-trace reads once at start and keeps the sequential default.
+Result<TraceMetrics> MetricsOfTrace(const std::string& path, const ClockOptions& clock, unsigned threads = 1);
 
 }  // namespace exitscope

@@ -356,18 +356,23 @@ bool ReasonCodes::Matches(Isa isa, uint32_t exit_reason) const {
 
 ReasonCodes ReasonCodesFromName(std::string_view name) {
   ReasonCodes out;
-  auto vmx = ExitReasonFromName(Isa::kVmx, name);
-  auto svm = ExitReasonFromName(Isa::kSvm, name);
+  const std::optional<uint32_t> vmx_code = ExitReasonFromName(Isa::kVmx, name);
+  const std::optional<uint32_t> svm_code = ExitReasonFromName(Isa::kSvm, name);
+  bool vmx = vmx_code.has_value(), svm = svm_code.has_value();
+  const uint32_t vmx_reason = vmx_code.value_or(0), svm_reason = svm_code.value_or(0);
   // An UNKNOWN(0x…) spelling parses in both tables: keep it for the ISA it was guessed for.
-  if (vmx && svm && *vmx == *svm && IsaFromReasonName(name) == Isa::kSvm) vmx.reset();
-  if (vmx && svm && *vmx == *svm && IsaFromReasonName(name) == Isa::kVmx) svm.reset();
-  if (vmx) AddOnce(&out.vmx, *vmx);
-  if (svm) AddOnce(&out.svm, *svm);
+  if (vmx && svm && vmx_reason == svm_reason) {
+    Isa guessed = IsaFromReasonName(name);
+    if (guessed == Isa::kSvm) vmx = false;
+    if (guessed == Isa::kVmx) svm = false;
+  }
+  if (vmx) AddOnce(&out.vmx, vmx_reason);
+  if (svm) AddOnce(&out.svm, svm_reason);
   for (const auto& [v, s] : kEquivalent) {
-    if (vmx && !svm && (*vmx & kVmxBasicReasonMask) == MatchOne(Isa::kVmx, v)) {
+    if (vmx && !svm && (vmx_reason & kVmxBasicReasonMask) == MatchOne(Isa::kVmx, v)) {
       if (auto c = MatchOne(Isa::kSvm, s)) AddOnce(&out.svm, *c);
     }
-    if (svm && !vmx && *svm == MatchOne(Isa::kSvm, s)) {
+    if (svm && !vmx && svm_reason == MatchOne(Isa::kSvm, s)) {
       if (auto c = MatchOne(Isa::kVmx, v)) AddOnce(&out.vmx, *c);
     }
   }

@@ -208,6 +208,7 @@ struct Slot {
 struct BoundKind {
   EventKind kind = EventKind::kOther;
   uint8_t slot_count = 0;
+  uint64_t need = 0;  // bytes a record must hold for every slot to be inside it
   std::array<Slot, kMaxSlots> slots;
 };
 
@@ -217,12 +218,12 @@ struct BoundKind {
 // and that was a fifth of the whole report's time.
 struct FastExit {
   bool on = false;
-  uint32_t need = 0;  // bytes the record must hold
+  uint64_t need = 0;  // bytes the record must hold
   uint32_t reason, rip, isa, info1, info2, intr_info, error_code, vcpu;
 };
 struct FastEntry {
   bool on = false;
-  uint32_t need = 0;
+  uint64_t need = 0;
   uint32_t vcpu, rip;
   int32_t level = -1;  // offset of the 1-byte guest_mode field, -1 when the kernel lacks it
 };
@@ -296,7 +297,7 @@ inline void StoreFastEntry(const FastEntry& f, const RawEvent& raw, const uint8_
 }
 
 // One bound field's value, put where its target says.
-inline void StoreField(Target target, uint64_t v, KvmEvent* out) {
+[[gnu::always_inline]] inline void StoreField(Target target, uint64_t v, KvmEvent* out) {
   switch (target) {
     case Target::kWrite: out->write = v != 0; break;
     case Target::kVcpu: out->vcpu_id = static_cast<int32_t>(v); break;
@@ -362,11 +363,11 @@ struct KvmDecoder::Bindings {
 };
 
 void KvmDecoder::Bindings::BindFast(const BoundKind& k) {
-  auto need = [](std::initializer_list<const Slot*> slots, uint32_t* out) {
-    uint32_t end = 0;
+  auto need = [](std::initializer_list<const Slot*> slots, uint64_t* out) {
+    uint64_t end = 0;  // 64-bit: a damaged format's offset near 4 GiB must not wrap past the record
     for (const Slot* s : slots) {
       if (!s) return false;
-      end = std::max(end, s->offset + s->size);
+      end = std::max(end, uint64_t{s->offset} + s->size);
     }
     *out = end;
     return true;
@@ -428,6 +429,7 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
       // Each FieldSpec list is ours and shorter than kMaxSlots (a static table below).
       EXITSCOPE_CHECK(bound.slot_count < kMaxSlots);
       bound.slots[bound.slot_count++] = Slot{f->offset, f->size, fs.target};
+      bound.need = std::max<uint64_t>(bound.need, uint64_t{f->offset} + f->size);
     }
     if (const FieldFormat* pid = fmt->Field("common_pid")) {
       b_->pid_offset = pid->offset;
@@ -442,6 +444,14 @@ KvmDecoder::KvmDecoder(const FormatRegistry& formats, Isa isa_hint, Diagnostics*
 }
 
 KvmDecoder::~KvmDecoder() = default;
+
+std::vector<uint8_t> KvmDecoder::UndecodedIds() const {
+  std::vector<uint8_t> ids(b_->known_id.size(), 0);
+  for (size_t id = 0; id < ids.size(); ++id) {
+    ids[id] = b_->known_id[id] && (id >= b_->kind_by_id.size() || b_->kind_by_id[id] < 0);
+  }
+  return ids;
+}
 
 void DecodeAnomalies::Report(Diagnostics* d) {
   if (unknown_ids) d->Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
@@ -459,7 +469,7 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
   const uint8_t* p = raw.payload.data();
   const size_t n = raw.payload.size();
   int32_t tid = raw.tid;
-  if (tid < 0 && b_->pid_offset + b_->pid_size <= n) {
+  if (tid < 0 && uint64_t{b_->pid_offset} + b_->pid_size <= n) {
     tid = static_cast<int32_t>(LoadLe(p + b_->pid_offset, b_->pid_size));
   }
   if (k.kind == EventKind::kExit && b_->fast_exit.on && n >= b_->fast_exit.need) {
@@ -476,17 +486,24 @@ bool KvmDecoder::Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* ano
   out->kind = k.kind;
   out->isa = b_->isa_hint;
   out->tid = tid;
-  bool outside = false;  // a field past the record's end: damage, not an absent field
-  for (uint8_t i = 0; i < k.slot_count; ++i) {
-    const Slot& s = k.slots[i];
-    uint64_t v = 0;
-    if (s.offset + s.size <= n)
-      v = LoadLe(p + s.offset, s.size);
-    else
-      outside = true;
-    StoreField(s.target, v, out);
+  if (n >= k.need) {
+    for (uint8_t i = 0; i < k.slot_count; ++i) {
+      const Slot& s = k.slots[i];
+      StoreField(s.target, LoadLe(p + s.offset, s.size), out);
+    }
+  } else {
+    bool outside = false;  // a field past the record's end: damage, not an absent field
+    for (uint8_t i = 0; i < k.slot_count; ++i) {
+      const Slot& s = k.slots[i];
+      uint64_t v = 0;
+      if (uint64_t{s.offset} + s.size <= n)
+        v = LoadLe(p + s.offset, s.size);
+      else
+        outside = true;
+      StoreField(s.target, v, out);
+    }
+    if (outside && anomalies) ++anomalies->field_outside;
   }
-  if (outside && anomalies) ++anomalies->field_outside;
   FinishFields(k.kind, b_->arm64, out);
   return true;
 }
@@ -496,7 +513,9 @@ namespace {
 class DecodingSource : public KvmEventSource {
  public:
   explicit DecodingSource(std::unique_ptr<RawEventSource> raw)
-      : raw_(std::move(raw)), decoder_(raw_->formats(), raw_->meta().isa_hint, &raw_->diagnostics()) {}
+      : raw_(std::move(raw)), decoder_(raw_->formats(), raw_->meta().isa_hint, &raw_->diagnostics()) {
+    raw_->LeaveOut(decoder_.UndecodedIds());
+  }
 
   const TraceMeta& meta() const override { return raw_->meta(); }
   Diagnostics& diagnostics() override { return raw_->diagnostics(); }
@@ -554,6 +573,9 @@ class DecodingSource : public KvmEventSource {
  private:
   void CountSkipped() {
     anomalies_.Report(&raw_->diagnostics());
+    // What the source left out is skipped as if this loop had: one count for both.
+    skipped_ += raw_->left_out() - left_out_counted_;
+    left_out_counted_ = raw_->left_out();
     if (skipped_) {
       raw_->diagnostics().Bump(DiagId::kDecodeSkippedEvents, skipped_);
       skipped_ = 0;
@@ -563,6 +585,7 @@ class DecodingSource : public KvmEventSource {
   std::unique_ptr<RawEventSource> raw_;
   KvmDecoder decoder_;
   uint64_t skipped_ = 0;
+  uint64_t left_out_counted_ = 0;  // of raw_->left_out(), already in a skipped count
   DecodeAnomalies anomalies_;
   bool ended_ = false;
   std::vector<KvmEvent> events_;  // NextBatch's buffers

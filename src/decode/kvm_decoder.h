@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "sources/raw_event_source.h"
 #include "model/event_source.h"
@@ -29,6 +30,10 @@ class KvmDecoder {
   // False for events that are not kvm events this decoder knows (caller may count / skip them).
   // Damage (an id without a format, a field past the record's end) is counted in *anomalies.
   bool Decode(const RawEvent& raw, KvmEvent* out, DecodeAnomalies* anomalies = nullptr) const;
+  // Type id -> 1 for the ids Decode always answers false for without counting anything (a format
+  // the trace has, of an event this decoder does not model): a source may leave those records out
+  // (RawEventSource::LeaveOut). Ids without a format stay 0: Decode must see them to count them.
+  std::vector<uint8_t> UndecodedIds() const;
 
  private:
   struct Bindings;

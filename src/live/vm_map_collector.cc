@@ -1,42 +1,14 @@
 #include "live/vm_map_collector.h"
 
-#include <dirent.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <cstring>
-
 #include "base/byte_reader.h"
 
 namespace exitscope {
-namespace {
-
-// Often enough to see a VMM that runs for a fraction of a second; a scan reads one directory
-// (debugfs) or, without debugfs, every process's fd links: that fallback runs less often.
-constexpr auto kScanInterval = std::chrono::milliseconds(200);
-constexpr auto kProcScanInterval = std::chrono::milliseconds(1000);
-
-std::vector<std::string> DirNames(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') out.emplace_back(e->d_name);
-    ::closedir(d);
-  }
-  return out;
-}
-
-bool IsNumber(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
-
-}  // namespace
 
 VmMapCollector::VmMapCollector(std::string_view header_page, const std::vector<EnabledEvent>& events,
                                uint32_t page_size, std::string proc_root, std::string debugfs_kvm)
     : layout_(PageLayout::FromHeaderPage(header_page)),
       page_size_(page_size),
-      proc_root_(proc_root),
-      debugfs_kvm_(std::move(debugfs_kvm)),
-      dir_(std::move(proc_root)) {
+      dir_(std::move(proc_root), std::move(debugfs_kvm)) {
   formats_.reserve(events.size());  // exit_events_ points into it
   for (const auto& e : events) {
     auto f = ParseEventFormat(e.format, e.system);
@@ -87,43 +59,8 @@ void VmMapCollector::OnRecord(int32_t tid, const ExitEvent& ev, std::span<const 
   if (it->second.vcpu < 0 && vcpu_id >= 0) it->second.vcpu = vcpu_id;
 }
 
-std::vector<int32_t> VmMapCollector::RunningVmPids() const {
-  std::vector<int32_t> pids;
-  // debugfs names each VM's directory "<pid>-<vm fd>" (virt/kvm/kvm_main.c kvm_create_vm_debugfs).
-  if (::access(debugfs_kvm_.c_str(), R_OK) == 0) {
-    for (const std::string& n : DirNames(debugfs_kvm_)) {
-      size_t dash = n.find('-');
-      if (dash != std::string::npos && IsNumber(n.substr(0, dash))) pids.push_back(std::atoi(n.c_str()));
-    }
-    return pids;
-  }
-  // A VMM holds the VM's file, which /proc shows as "anon_inode:kvm-vm" (kvm_dev_ioctl_create_vm).
-  for (const std::string& p : DirNames(proc_root_)) {
-    if (!IsNumber(p)) continue;
-    std::string fd_dir = proc_root_ + "/" + p + "/fd";
-    for (const std::string& fd : DirNames(fd_dir)) {
-      char link[64] = {};
-      ssize_t n = ::readlink((fd_dir + "/" + fd).c_str(), link, sizeof(link) - 1);
-      if (n > 0 && std::strcmp(link, "anon_inode:kvm-vm") == 0) {
-        pids.push_back(std::atoi(p.c_str()));
-        break;
-      }
-    }
-  }
-  return pids;
-}
-
 void VmMapCollector::Scan() {
-  auto now = std::chrono::steady_clock::now();
-  if (now < next_scan_ || exit_events_.empty()) return;
-  next_scan_ = now + (::access(debugfs_kvm_.c_str(), R_OK) == 0 ? kScanInterval : kProcScanInterval);
-  for (int32_t pid : RunningVmPids()) {
-    for (const std::string& t : DirNames(proc_root_ + "/" + std::to_string(pid) + "/task")) {
-      if (!IsNumber(t)) continue;
-      int32_t tid = std::atoi(t.c_str());
-      if (threads_.find(tid) == threads_.end()) Resolve(tid, -1);
-    }
-  }
+  if (!exit_events_.empty()) dir_.ResolveRunningVms();  // OnRecord's Resolve then finds them cached
 }
 
 std::vector<VmMapCollector::Vm> VmMapCollector::Vms() const {

@@ -11,7 +11,6 @@
 // file) ahead of their pages.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,7 +36,7 @@ class VmMapCollector {
   static std::unique_ptr<VmMapCollector> ForInstance(const TracefsInstance& instance);
   // Whole pages of one CPU, as read from trace_pipe_raw.
   void AddPages(std::span<const uint8_t> pages);
-  // Resolves the threads of the VMs running now (at most every kScanInterval; cheap otherwise).
+  // Resolves the threads of the VMs running now (ProcVmDirectory::ResolveRunningVms).
   void Scan();
   struct Vm {
     GuestInfo guest;  // trace-cmd's fields: the name and vCPU → tid pairs
@@ -56,16 +55,13 @@ class VmMapCollector {
   };
   void OnRecord(int32_t tid, const ExitEvent& ev, std::span<const uint8_t> payload);
   std::unordered_map<int32_t, Thread>::iterator Resolve(int32_t tid, int32_t vcpu_id);
-  std::vector<int32_t> RunningVmPids() const;
 
   PageLayout layout_;
   uint32_t page_size_;
   std::vector<EventFormat> formats_;
   FieldFormat type_{"common_type", "unsigned short", 0, 2}, pid_{"common_pid", "int", 4, 4};
   std::unordered_map<uint16_t, ExitEvent> exit_events_;  // by event id: kvm_exit, kvm_entry
-  std::string proc_root_, debugfs_kvm_;
   ProcVmDirectory dir_;
-  std::chrono::steady_clock::time_point next_scan_{};
   RingBufferStats stats_;  // the recording's own reader counts damage; here it is only skipped
   std::unordered_map<int32_t, Thread> threads_;
   std::map<std::pair<int32_t, uint64_t>, LiveVm> vms_;  // as first seen (the directory may forget them)

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "live/live_exits.h"
 #include "observe/bpf_exit_reader.h"
 #include "observe/kvm_debugfs_stats.h"
+#include "sources/live/tracefs_instance.h"
 
 extern char** environ;
 
@@ -189,6 +192,74 @@ class PerfObserver : public BenchObserver {
   pid_t pid_ = -1;
 };
 
+// exitscope's own `record` (to a scratch file) or `top --mode tracefs` (to /dev/null) as a user
+// runs them, in a child process: what our own live commands cost per exit, read loop included.
+// Started when the child's tracefs instance traces (bounded wait); stopped by SIGINT, as Ctrl-C.
+class OwnCommandObserver : public BenchObserver {
+ public:
+  explicit OwnCommandObserver(bool record) : record_(record) {}
+  Status Start() override {
+    auto tracefs = FindTracefs();
+    if (!tracefs.ok()) return tracefs.error();
+    path_ = fmt::format("/tmp/exitscope-observe-{}.dat", ::getpid());
+    std::vector<std::string> args = {"exitscope"};
+    if (record_)
+      args.insert(args.end(), {"record", "-o", path_});
+    else
+      args.insert(args.end(), {"top", "--mode", "tracefs", "--json"});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t io;
+    posix_spawn_file_actions_init(&io);
+    posix_spawn_file_actions_addopen(&io, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&io, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    int err = posix_spawn(&pid_, "/proc/self/exe", &io, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&io);
+    if (err != 0) {
+      pid_ = -1;
+      return MakeError(kExitUnavailable, "observe.spawn-failed", std::string("cannot run exitscope: ") + strerror(err));
+    }
+    // Up once its instance traces: instances/exitscope-<pid>/tracing_on reads 1 (bounded: 60 s under TCG).
+    const std::string on = fmt::format("{}/instances/exitscope-{}/tracing_on", *tracefs, pid_);
+    for (int i = 0; i < 600; ++i) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return MakeError(kExitUnavailable, "observe.command-failed",
+                         fmt::format("exitscope {} exited at once (status {})", args[1], status));
+      }
+      std::ifstream in(on);
+      std::string v;
+      if (in >> v && v == "1") return {};
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    (void)Stop();
+    return MakeError(kExitUnavailable, "observe.command-slow",
+                     "exitscope " + args[1] + " did not start tracing in 60 s");
+  }
+  Result<int64_t> Stop() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGINT);
+      int status = 0;
+      rusage ru{};
+      ::wait4(pid_, &status, 0, &ru);
+      cpu_s_ = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+      pid_ = -1;
+    }
+    ::unlink(path_.c_str());
+    return int64_t{-1};
+  }
+  double CpuSeconds() const override { return cpu_s_; }
+  ~OwnCommandObserver() override { (void)Stop(); }
+
+ private:
+  bool record_;
+  double cpu_s_ = -1;
+  std::string path_;
+  pid_t pid_ = -1;
+};
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -199,7 +270,8 @@ double Median(std::vector<double> v) {
 }  // namespace
 
 const std::vector<std::string>& ObserveModes() {
-  static const std::vector<std::string> modes = {"none", "stats", "bpf", "tracefs-minimal", "tracefs", "perf"};
+  static const std::vector<std::string> modes = {"none",    "stats", "bpf",    "tracefs-minimal",
+                                                 "tracefs", "top",   "record", "perf"};
   return modes;
 }
 
@@ -212,7 +284,7 @@ Result<std::vector<std::string>> ParseObserveModes(const std::string& list) {
     if (!m.empty()) {
       if (std::find(ObserveModes().begin(), ObserveModes().end(), m) == ObserveModes().end()) {
         return MakeError(kExitUsage, "bench.bad-observe", "--observe: unknown mode '" + m + "'",
-                         "modes: none, stats, bpf, tracefs-minimal, tracefs, perf (comma-separated)");
+                         "modes: none, stats, bpf, tracefs-minimal, tracefs, top, record, perf (comma-separated)");
       }
       if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
     }
@@ -233,6 +305,8 @@ Result<std::unique_ptr<BenchObserver>> MakeBenchObserver(const std::string& mode
   if (mode == "tracefs-minimal") return std::unique_ptr<BenchObserver>(new TracefsObserver(true));
   if (mode == "tracefs") return std::unique_ptr<BenchObserver>(new TracefsObserver(false));
   if (mode == "perf") return std::unique_ptr<BenchObserver>(new PerfObserver());
+  if (mode == "top") return std::unique_ptr<BenchObserver>(new OwnCommandObserver(false));
+  if (mode == "record") return std::unique_ptr<BenchObserver>(new OwnCommandObserver(true));
   return MakeError(kExitUsage, "bench.bad-observe", "unknown observer '" + mode + "'");
 }
 
@@ -250,6 +324,7 @@ Result<ObservedBench> RunObservedBench(const kvmbench::BenchOptions& options, co
   // results[mode][repeat] = the bench report of that run.
   std::vector<std::vector<kvmbench::BenchReport>> runs(modes.size());
   std::vector<std::vector<int64_t>> seen(modes.size());
+  std::vector<std::vector<double>> cpu(modes.size());
   for (uint64_t rep = 0; rep < repeats; ++rep) {
     for (size_t m = 0; m < modes.size(); ++m) {
       if (!skip[m].empty()) continue;
@@ -261,6 +336,7 @@ Result<ObservedBench> RunObservedBench(const kvmbench::BenchOptions& options, co
       auto n = observers[m]->Stop();
       if (!report.ok()) return report.error();
       seen[m].push_back(n.ok() ? *n : -1);
+      cpu[m].push_back(observers[m]->CpuSeconds());
       runs[m].push_back(std::move(*report));
     }
   }
@@ -289,6 +365,7 @@ Result<ObservedBench> RunObservedBench(const kvmbench::BenchOptions& options, co
         const kvmbench::BenchResult& r = runs[m][rep].results[t];
         om.cycles_per_iter.push_back(r.cycles_per_iter);
         om.seen_exits.push_back(seen[m][rep]);
+        om.cpu_s.push_back(cpu[m][rep]);
         if ((!exits_set || modes[m] == "none") && r.exits_known && r.iterations > 0) {
           ot.exits_per_iter = static_cast<double>(r.exits) / static_cast<double>(r.iterations);
           exits_set = modes[m] == "none";
@@ -365,6 +442,7 @@ nlohmann::ordered_json ObservedBenchJson(const ObservedBench& b) {
       nlohmann::ordered_json mo = {{"mode", m.mode}, {"cycles_per_iter", m.median}, {"min", m.min},
                                    {"max", m.max},   {"runs", m.cycles_per_iter},   {"seen_exits", m.seen_exits}};
       if (m.has_added) mo["added_cycles_per_exit"] = m.added_cycles_per_exit;
+      if (!m.cpu_s.empty() && m.cpu_s.front() >= 0) mo["observer_cpu_s"] = m.cpu_s;
       ms.push_back(std::move(mo));
     }
     o["modes"] = std::move(ms);

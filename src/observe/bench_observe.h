@@ -1,5 +1,6 @@
 // `exitscope bench --observe MODES`: the selected bench tests run with each observer attached in
-// turn (none, stats, bpf, tracefs-minimal, tracefs, perf), repeated, interleaved so that drift hits
+// turn (none, stats, bpf, tracefs-minimal, tracefs, top, record, perf; top and record are
+// exitscope's own commands run as a user runs them, in a child process), repeated, interleaved so that drift hits
 // every mode alike; per test and mode the cycles/iter (median and spread over the repeats) and the
 // cycles each observer adds per exit against "none". In: bench options, modes, repeats. Out:
 // ObservedBench, as a table or JSON (schema exitscope.bench-observe/1).
@@ -31,6 +32,9 @@ class BenchObserver {
   virtual ~BenchObserver() = default;
   virtual Status Start() = 0;
   virtual Result<int64_t> Stop() = 0;
+  // CPU seconds (user + system) the observer's own process used from Start to Stop; -1 when it runs
+  // inside this process (its cost then shows only in the guest's cycles).
+  virtual double CpuSeconds() const { return -1; }
 };
 Result<std::unique_ptr<BenchObserver>> MakeBenchObserver(const std::string& mode);
 
@@ -39,6 +43,7 @@ struct ObservedMode {
   std::string skip_reason;              // non-empty: not run
   std::vector<double> cycles_per_iter;  // one per repeat
   std::vector<int64_t> seen_exits;      // per repeat, what the observer counted (-1 unknown)
+  std::vector<double> cpu_s;            // per repeat, the observer process's CPU seconds (-1 unknown)
   double median = 0, min = 0, max = 0;
   double added_cycles_per_exit = 0;  // (median - none's median) / exits per iteration
   bool has_added = false;

@@ -14,14 +14,15 @@ namespace {
 
 constexpr int kBuckets = EXITSCOPE_BPF_HIST_BUCKETS;
 
-Isa IsaOf(uint32_t field) {
+}  // namespace
+
+Isa BpfKeyIsa(uint32_t field) {
   if (field == kKvmIsaVmx) return Isa::kVmx;
   if (field == kKvmIsaSvm) return Isa::kSvm;
   return Isa::kUnknown;
 }
 
-// exitscope_bpf_stats minus an earlier snapshot of the same key (counters only grow while loaded).
-exitscope_bpf_stats Minus(const exitscope_bpf_stats& now, const exitscope_bpf_stats& before) {
+exitscope_bpf_stats BpfStatsMinus(const exitscope_bpf_stats& now, const exitscope_bpf_stats& before) {
   exitscope_bpf_stats d = now;
   d.exits -= std::min(before.exits, now.exits);
   d.timed -= std::min(before.timed, now.timed);
@@ -30,6 +31,8 @@ exitscope_bpf_stats Minus(const exitscope_bpf_stats& now, const exitscope_bpf_st
   for (int b = 0; b < kBuckets; ++b) d.hist[b] -= std::min(before.hist[b], now.hist[b]);
   return d;
 }
+
+namespace {
 
 void Add(exitscope_bpf_stats* acc, const exitscope_bpf_stats& s) {
   acc->exits += s.exits;
@@ -113,10 +116,10 @@ BpfInterval BpfExitTable::TakeInterval(const std::vector<BpfExitEntry>& snapshot
   for (const BpfExitEntry& e : snapshot) {
     auto id = std::make_tuple(e.key.tgid, e.key.tid, e.key.reason, e.key.isa);
     exitscope_bpf_stats d = e.stats;
-    if (auto it = last_.find(id); it != last_.end()) d = Minus(e.stats, it->second);
+    if (auto it = last_.find(id); it != last_.end()) d = BpfStatsMinus(e.stats, it->second);
     last_[id] = e.stats;
     if (d.exits == 0 && d.timed == 0) continue;
-    Isa isa = IsaOf(e.key.isa);
+    Isa isa = BpfKeyIsa(e.key.isa);
     if (isa == Isa::kUnknown) isa = host_isa_;
     if (!reason_filter_.empty() && !reason_codes_.Matches(isa, e.key.reason)) continue;
     const std::string reason = ExitReasonName(isa, e.key.reason);

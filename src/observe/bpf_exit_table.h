@@ -27,6 +27,12 @@ struct BpfExitEntry {
   exitscope_bpf_stats stats{};
 };
 
+// kvm_exit's isa field as the map key holds it (KVM_ISA_*), kUnknown when absent.
+Isa BpfKeyIsa(uint32_t field);
+// A key's stats minus an earlier snapshot of the same key (counters only grow while loaded; a
+// field that shrank counts from 0); vcpu_id1 is kept from `now`.
+exitscope_bpf_stats BpfStatsMinus(const exitscope_bpf_stats& now, const exitscope_bpf_stats& before);
+
 // Sums one key's per-CPU values (vcpu_id1 is the same on every CPU that saw it: the largest wins).
 exitscope_bpf_stats SumPerCpu(std::span<const exitscope_bpf_stats> cpus);
 
@@ -53,6 +59,8 @@ class BpfExitTable {
         vms_dir_(std::move(proc_root)) {}
   // `snapshot` is cumulative; the interval is what grew since the previous call.
   BpfInterval TakeInterval(const std::vector<BpfExitEntry>& snapshot, double interval_s, size_t max_rows);
+  // Call while waiting for the next interval (ProcVmDirectory::ResolveRunningVms).
+  void ResolveRunningVms() { vms_dir_.ResolveRunningVms(); }
 
  private:
   std::string reason_filter_;

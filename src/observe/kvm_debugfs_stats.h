@@ -21,7 +21,9 @@ inline constexpr const char* kKvmDebugfsDir = "/sys/kernel/debug/kvm";
 struct KvmVmCounters {
   int pid = 0;
   int vm_fd = 0;
-  std::map<std::string, uint64_t> counters;  // "exits" -> 12345 ...
+  std::map<std::string, uint64_t> counters;              // "exits" -> 12345 ... (vCPU stats summed over the VM)
+  std::string source = "debugfs";                        // or "stats-fd" (observe/kvm_stats_fd.h)
+  std::map<int, std::map<std::string, uint64_t>> vcpus;  // per vCPU index; stats-fd only
 };
 
 // Every VM directory under `root`, sorted by (pid, fd). 69 with a hint when `root` is missing (no

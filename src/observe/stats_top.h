@@ -1,8 +1,9 @@
 // `top --mode stats`: per VM, how much each of KVM's own counters grew over the interval
-// (observe/kvm_debugfs_stats.h), as a table or one JSON object per line (schema
+// (observe/kvm_stats_fd.h where the VM's fds can be reached, with per-vCPU exits; else
+// observe/kvm_debugfs_stats.h), as a table or one JSON object per line (schema
 // exitscope.top-stats/1). No tracing at all, so no added cost per exit, but coarse: KVM counts
 // exits by a few kinds (halt, I/O, MMIO, interrupt …), with no per-reason split and no handling time.
-// In: successive ReadKvmDebugfs results. Out: StatsInterval, rendered.
+// In: successive ReadKvmStats results. Out: StatsInterval, rendered.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,8 @@ struct StatsVmRow {
   std::string label;  // "domain (pid)"
   int pid = 0, vm_fd = 0;
   std::vector<std::pair<std::string, uint64_t>> deltas;  // KvmExitCounterOrder() first, then by name
+  std::string source;                                    // "stats-fd" or "debugfs"
+  std::map<int, uint64_t> vcpu_exits;                    // "exits" grown per vCPU (stats-fd only)
 };
 
 struct StatsInterval {

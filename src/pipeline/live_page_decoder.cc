@@ -42,7 +42,7 @@ class PagesStream : public CpuRecordStream {
     head.cpu = cpu_;
     head.payload = rec.payload;
     head.type_id = rec.payload.size() >= 2 ? static_cast<uint16_t>(LoadLe(rec.payload.data(), 2)) : 0;
-    head.tid = rec.payload.size() >= pid_offset_ + pid_size_
+    head.tid = rec.payload.size() >= uint64_t{pid_offset_} + pid_size_
                    ? static_cast<int32_t>(LoadLe(rec.payload.data() + pid_offset_, pid_size_))
                    : -1;
     return true;

@@ -91,6 +91,7 @@ struct Round {
   uint32_t end;          // entries of this round end here (they start where the one before ends)
   uint64_t max_ts_ns;    // of the round's samples (0: none)
   bool has_prefix_lost;  // holds a LostRecord with prefix_ts
+  bool has_left_out;     // had samples that were left out: not an empty round (the release rule)
 };
 
 struct Chunk {
@@ -100,6 +101,7 @@ struct Chunk {
   std::vector<Round> rounds;
   std::vector<LostRecord> lost;
   uint64_t bad_samples = 0, size_mismatches = 0, without_raw = 0;
+  uint64_t left_out = 0;  // samples of an undecoded type: neither sorted nor merged
   DecodeAnomalies anomalies;
   uint64_t first_ts_ns = UINT64_MAX, last_ts_ns = 0;  // of every sample, kvm or not
   size_t remaining = 0;                               // entries not handed out yet (caller's thread)
@@ -152,6 +154,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       return Status::Ok();
     }
     decoder_ = std::make_unique<KvmDecoder>(parts_.formats, f.meta().isa_hint, parts_.diagnostics.get());
+    left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
     max_ahead_ = threads + kAheadBeyondWorkers;
     for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
@@ -222,13 +225,13 @@ class ParallelPerfDataSource : public KvmEventSource {
     const uint8_t* data = f.data().data();
     uint64_t pos = c->begin, local_max = 0, round_max = 0;
     uint32_t round_start = 0;
-    bool prefix_lost = false;
+    bool prefix_lost = false, left_out = false;
     auto close_round = [&] {
       SortRound(&c->entries, round_start, c->entries.size());
-      c->rounds.push_back({static_cast<uint32_t>(c->entries.size()), round_max, prefix_lost});
+      c->rounds.push_back({static_cast<uint32_t>(c->entries.size()), round_max, prefix_lost, left_out});
       round_start = static_cast<uint32_t>(c->entries.size());
       round_max = 0;
-      prefix_lost = false;
+      prefix_lost = left_out = false;
     };
     bool open_round = false;
     uint64_t released = c->begin;
@@ -264,6 +267,11 @@ class ParallelPerfDataSource : public KvmEventSource {
           raw.cpu = s.cpu;
           raw.tid = s.tid;
           raw.type_id = static_cast<uint16_t>(s.raw[0] | s.raw[1] << 8);  // common_type, u16 LE
+          if (raw.type_id < left_out_ids_.size() && left_out_ids_[raw.type_id]) {
+            ++c->left_out;
+            left_out = true;
+            break;
+          }
           raw.payload = s.raw;
           c->events.emplace_back();
           uint32_t ref = static_cast<uint32_t>(c->events.size() - 1);
@@ -349,7 +357,8 @@ class ParallelPerfDataSource : public KvmEventSource {
       pending_.assign(merged_.begin() + static_cast<ptrdiff_t>(ready_end_), merged_.end());
       merged_.clear();
       ready_pos_ = ready_end_ = 0;
-      if (pending_.empty() && from == round.end) continue;  // Refill: nothing pending, no release
+      // Refill: nothing pending, no release (a round whose samples were all left out is not empty).
+      if (pending_.empty() && from == round.end && !round.has_left_out) continue;
       std::merge(pending_.begin(), pending_.end(), c.entries.begin() + from, c.entries.begin() + round.end,
                  std::back_inserter(merged_), ByTime);
       max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
@@ -420,6 +429,7 @@ class ParallelPerfDataSource : public KvmEventSource {
     bad_samples_ += c.bad_samples;
     size_mismatches_ += c.size_mismatches;
     without_raw_ += c.without_raw;
+    skipped_ += c.left_out;
     anomalies_.Add(c.anomalies);
     first_ts_ns_ = std::min(first_ts_ns_, c.first_ts_ns);
     last_ts_ns_ = std::max(last_ts_ns_, c.last_ts_ns);
@@ -458,6 +468,7 @@ class ParallelPerfDataSource : public KvmEventSource {
 
   PerfDataParts parts_;
   std::unique_ptr<KvmDecoder> decoder_;
+  std::vector<uint8_t> left_out_ids_;  // KvmDecoder::UndecodedIds
   std::vector<Chunk> chunks_;
 
   // Shared with the workers, under mu_.

@@ -96,19 +96,31 @@ class TextKvmSource : public KvmEventSource {
         ++skipped_;  // as the binary decoder does, so every form reports the same events
         continue;
       }
-      if (tl.tid != last_tid_) {
-        last_tid_ = tl.tid;
-        if (!meta_.comm_by_tid.count(tl.tid)) meta_.comm_by_tid.emplace(tl.tid, std::string(tl.comm));
-      }
-      last_ts_ns_ = tl.ts_ns;
-      if (!meta_.cpu_first_ts_ns.count(tl.cpu)) meta_.cpu_first_ts_ns.emplace(tl.cpu, tl.ts_ns);
-      if (pending_lost_.cpu >= 0) {
-        if (lost) *lost = pending_lost_;
-        pending_lost_ = LostEvents{};
-      }
-      if (meta_.isa_hint == Isa::kUnknown) meta_.isa_hint = parser_.isa();
+      Accept(tl, lost);
       return true;
     }
+    Finish();
+    return false;
+  }
+
+ private:
+  // A kvm event handed out: its thread's name, its CPU's first time, the loss marker before it.
+  void Accept(const TextLine& tl, LostEvents* lost) {
+    if (tl.tid != last_tid_) {
+      last_tid_ = tl.tid;
+      if (!meta_.comm_by_tid.count(tl.tid)) meta_.comm_by_tid.emplace(tl.tid, std::string(tl.comm));
+    }
+    last_ts_ns_ = tl.ts_ns;
+    if (!meta_.cpu_first_ts_ns.count(tl.cpu)) meta_.cpu_first_ts_ns.emplace(tl.cpu, tl.ts_ns);
+    if (pending_lost_.cpu >= 0) {
+      if (lost) *lost = pending_lost_;
+      pending_lost_ = LostEvents{};
+    }
+    if (meta_.isa_hint == Isa::kUnknown) meta_.isa_hint = parser_.isa();
+  }
+
+  // The end of the input: the counts and the time span into the trace's meta.
+  void Finish() {
     if (skipped_) {
       // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
       diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
@@ -122,10 +134,8 @@ class TextKvmSource : public KvmEventSource {
       truncation_counted_ = true;
       diagnostics_.Bump(DiagId::kTextTruncatedGzip);
     }
-    return false;
   }
 
- private:
   // One event line, copied out of the reader's buffer: the outlier check looks two lines ahead.
   struct Slot {
     std::string text;

@@ -25,12 +25,15 @@ class TraceDatReader : public RawEventSource {
   Diagnostics& diagnostics() override { return diagnostics_; }
   uint64_t bytes_done() const override { return counters_.bytes_done; }
   uint64_t bytes_total() const override { return data_bytes_; }
+  void LeaveOut(std::vector<uint8_t> type_ids) override { shared_.SetLeftOut(std::move(type_ids)); }
+  uint64_t left_out() const override {
+    uint64_t n = 0;
+    for (const TraceDatCpuStream* s : streams_) n += s->left_out_count;
+    return n;
+  }
 
   bool Next(RawEvent* event, LostEvents* lost) override {
-    if (merger_.Next(event, lost)) {
-      span_.Add(event->ts_ns);
-      return true;
-    }
+    if (merger_.Next(event, lost)) return true;
     if (!finished_) Finish();
     return false;
   }
@@ -74,15 +77,17 @@ class TraceDatReader : public RawEventSource {
 
   void Finish() {
     finished_ = true;
+    RecordSpan span;  // of every record, kvm or not
     for (const TraceDatCpuStream* s : streams_) {
       if (s->first_ts_ns != ~0ull) KeepEarliestFirstTs(&meta_.cpu_first_ts_ns, s->cpu(), s->first_ts_ns);
+      span.Add(s->span());
     }
-    span_.Store(&meta_);
+    span.Store(&meta_);
     counters_.Report(&diagnostics_);
     if (counters_.stats.missed_events || counters_.stats.missed_unknown) meta_.buffer_overwritten = true;
-    if (merger_.out_of_order()) {
-      diagnostics_.Bump(DiagId::kSortOutOfOrder, merger_.out_of_order());
-    }
+    uint64_t out_of_order = merger_.out_of_order();
+    for (const TraceDatCpuStream* s : streams_) out_of_order += s->left_out_went_back;
+    if (out_of_order) diagnostics_.Bump(DiagId::kSortOutOfOrder, out_of_order);
   }
 
   TraceDatShared shared_;
@@ -95,7 +100,6 @@ class TraceDatReader : public RawEventSource {
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
-  RecordSpan span_;
   bool finished_ = false;
 };
 

@@ -93,6 +93,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     if (n < 4) return Status::Ok();
     released_pages_.assign(cpus_.size(), 0);
     decoder_ = std::make_unique<KvmDecoder>(formats_, meta_.isa_hint, &diagnostics_);
+    shared_.SetLeftOut(decoder_->UndecodedIds());  // as DecodingSource has the sequential reader do
     Cut(n);
     *sliced = true;
     max_ahead_ = kAheadPerWorker * threads;
@@ -318,7 +319,6 @@ class SlicedTraceDatSource : public KvmEventSource {
     LostEvents l, acc;
     acc.cpu = -1;
     while (merger.Next(&raw, &l)) {
-      s.span.Add(raw.ts_ns);
       CombineLost(&acc, l);
       s.events.emplace_back();
       if (!decoder_->Decode(raw, &s.events.back(), &s.anomalies)) {
@@ -340,6 +340,9 @@ class SlicedTraceDatSource : public KvmEventSource {
       w.stopped_at_hi = streams[c]->stopped_at_hi();
       w.went_back = streams[c]->went_back();
       w.first_ts_ns = streams[c]->first_ts_ns;
+      s.skipped += streams[c]->left_out_count;
+      s.out_of_order += streams[c]->left_out_went_back;
+      s.span.Add(streams[c]->span());
     }
   }
 

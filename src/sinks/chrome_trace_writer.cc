@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,10 @@ namespace exitscope {
 namespace {
 
 std::string Quoted(const std::string& s) {
+  // Printable ASCII other than '"' and '\\' is written as it is by the JSON dump too: the common case
+  // (every detail text) skips building a json value.
+  if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }))
+    return '"' + s + '"';
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -45,6 +50,18 @@ ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, cons
 
 std::string ChromeTraceWriter::Us(uint64_t ns) const { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
 
+const std::string& ChromeTraceWriter::QuotedName(Isa isa, uint32_t reason) {
+  auto [it, fresh] = quoted_.try_emplace((uint64_t{static_cast<uint8_t>(isa)} << 32) | reason);
+  if (fresh) it->second = Quoted(ExitReasonName(isa, reason));
+  return it->second;
+}
+
+const std::string& ChromeTraceWriter::QuotedVmmExit(uint32_t userspace_reason) {
+  auto [it, fresh] = quoted_.try_emplace((uint64_t{1} << 40) | userspace_reason);
+  if (fresh) it->second = Quoted(KvmExitName(userspace_reason));
+  return it->second;
+}
+
 void ChromeTraceWriter::Event(const std::string& json) {
   if (!first_) std::fputs(",\n", out_);
   first_ = false;
@@ -61,24 +78,24 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   const uint64_t rel = s.ts_ns > origin ? s.ts_ns - origin : 0;
   const int64_t pid = bins_.vms().VmId(s.tid);
   line_.clear();
-  std::string name = ExitReasonName(s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint, s.reason);
+  const std::string& name = QuotedName(s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint, s.reason);
+  // Times in µs with ns decimals, as Us() writes them, formatted in place.
   if (timed) {
     fmt::format_to(std::back_inserter(line_),
                    "{{\"ph\":\"X\",\"cat\":\"exit\",\"name\":{},\"pid\":{},\"tid\":{},"
-                   "\"ts\":{},\"dur\":{},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},\"entry_cpu\":{},"
-                   "\"handling_ns\":{},\"blocked_ns\":{}",
-                   Quoted(name), pid, s.tid, Us(rel), Us(s.dur_ns), s.rip, s.vcpu_id, s.exit_cpu, s.entry_cpu,
-                   s.handling_ns(), s.blocked_ns);
+                   "\"ts\":{}.{:03},\"dur\":{}.{:03},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},"
+                   "\"entry_cpu\":{},\"handling_ns\":{},\"blocked_ns\":{}",
+                   name, pid, s.tid, rel / 1000, rel % 1000, s.dur_ns / 1000, s.dur_ns % 1000, s.rip, s.vcpu_id,
+                   s.exit_cpu, s.entry_cpu, s.handling_ns(), s.blocked_ns);
   } else {
     // No entry to end it: an instant on its thread, so it is still seen (and counted) where it happened.
     fmt::format_to(std::back_inserter(line_),
                    "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"untimed_exit\",\"name\":{},"
-                   "\"pid\":{},\"tid\":{},\"ts\":{},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},"
+                   "\"pid\":{},\"tid\":{},\"ts\":{}.{:03},\"args\":{{\"rip\":\"{:#x}\",\"vcpu\":{},\"exit_cpu\":{},"
                    "\"untimed\":true",
-                   Quoted(name), pid, s.tid, Us(rel), s.rip, s.vcpu_id, s.exit_cpu);
+                   name, pid, s.tid, rel / 1000, rel % 1000, s.rip, s.vcpu_id, s.exit_cpu);
   }
-  if (s.to_userspace)
-    fmt::format_to(std::back_inserter(line_), ",\"to_vmm\":{}", Quoted(KvmExitName(s.userspace_reason)));
+  if (s.to_userspace) fmt::format_to(std::back_inserter(line_), ",\"to_vmm\":{}", QuotedVmmExit(s.userspace_reason));
   std::string details;
   auto add = [&](const std::string& d) {
     if (d.empty()) return;

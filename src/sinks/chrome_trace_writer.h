@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <unordered_map>
 
 #include "analysis/exit_bins.h"
 #include "analysis/exit_pairer.h"
@@ -39,6 +40,9 @@ class ChromeTraceWriter : public ExitSampleSink {
   void Write(const ExitSample& s, bool timed);
   void Event(const std::string& json);  // one array element, comma-separated
   std::string Us(uint64_t ns_since_origin) const;
+  // A reason's or a VMM exit's JSON-quoted name, made once per name rather than once per exit.
+  const std::string& QuotedName(Isa isa, uint32_t reason);
+  const std::string& QuotedVmmExit(uint32_t userspace_reason);
 
   std::FILE* out_;
   const TraceMeta& meta_;
@@ -47,6 +51,7 @@ class ChromeTraceWriter : public ExitSampleSink {
   uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
   bool first_ = true;
   std::string line_;
+  std::unordered_map<uint64_t, std::string> quoted_;  // (kind, isa, code) → quoted name
 };
 
 }  // namespace exitscope

@@ -1,7 +1,6 @@
 #include "sinks/metrics_http_server.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -14,9 +13,12 @@
 #include <string>
 #include <thread>
 
+#include "sinks/microhttpd_api.h"
+
 namespace exitscope {
 
 struct MetricsHttpServer::State {
+  const MicrohttpdApi* mhd = nullptr;  // loaded by Start
   ExpositionFn render;
   MHD_Daemon* daemon = nullptr;
   std::atomic<uint64_t> requests{0};
@@ -45,14 +47,14 @@ constexpr std::string_view kIndex =
     "<p><a href=\"/metrics\">/metrics</a>: VM exits of this host (Prometheus text or OpenMetrics)</p>"
     "</body></html>\n";
 
-MHD_Result Reply(MHD_Connection* c, unsigned status, std::string_view body, std::string_view type,
-                 const char* allow = nullptr) {
-  MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+MHD_Result Reply(const MicrohttpdApi& mhd, MHD_Connection* c, unsigned status, std::string_view body,
+                 std::string_view type, const char* allow = nullptr) {
+  MHD_Response* r = mhd.create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (!r) return MHD_NO;
-  MHD_add_response_header(r, "Content-Type", std::string(type).c_str());
-  if (allow) MHD_add_response_header(r, "Allow", allow);
-  MHD_Result ok = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
+  mhd.add_response_header(r, "Content-Type", std::string(type).c_str());
+  if (allow) mhd.add_response_header(r, "Allow", allow);
+  MHD_Result ok = mhd.queue_response(c, status, r);
+  mhd.destroy_response(r);
   return ok;
 }
 
@@ -62,9 +64,10 @@ int kRequestSeen, kRequestHadBody;
 MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                      size_t* upload_size, void** con_cls) {
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
+  const MicrohttpdApi& mhd = *st->mhd;
   if (*con_cls == nullptr) {
     *con_cls = &kRequestSeen;
-    if (const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+    if (const MHD_ConnectionInfo* info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
       std::lock_guard<std::mutex> lock(st->mu);
       if (auto it = st->open.find(info->connect_fd); it != st->open.end()) it->second.answering = true;
     }
@@ -78,20 +81,20 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
   st->requests++;
   constexpr std::string_view kText = "text/plain; charset=utf-8";
   if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0)
-    return Reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n", kText, "GET");
-  if (*con_cls == &kRequestHadBody) return Reply(c, MHD_HTTP_BAD_REQUEST, "GET takes no body\n", kText);
+    return Reply(mhd, c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n", kText, "GET");
+  if (*con_cls == &kRequestHadBody) return Reply(mhd, c, MHD_HTTP_BAD_REQUEST, "GET takes no body\n", kText);
   std::string_view path(url);
-  if (path == "/") return Reply(c, MHD_HTTP_OK, kIndex, "text/html; charset=utf-8");
-  if (path != "/metrics") return Reply(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", kText);
-  const char* accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+  if (path == "/") return Reply(mhd, c, MHD_HTTP_OK, kIndex, "text/html; charset=utf-8");
+  if (path != "/metrics") return Reply(mhd, c, MHD_HTTP_NOT_FOUND, "not found: try /metrics\n", kText);
+  const char* accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
   Exposition e = st->render(accept ? accept : "");
-  return Reply(c, MHD_HTTP_OK, e.body, e.content_type);
+  return Reply(mhd, c, MHD_HTTP_OK, e.body, e.content_type);
 }
 
 using Conn = MetricsHttpServer::State::Conn;
 
-std::string ClientAddress(MHD_Connection* c) {
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+std::string ClientAddress(const MicrohttpdApi& mhd, MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   if (!info || !info->client_addr) return {};
   char text[INET6_ADDRSTRLEN] = {};
   if (info->client_addr->sa_family == AF_INET)
@@ -136,7 +139,7 @@ void Forget(MetricsHttpServer::State* st, std::map<int, Conn>::iterator it) {
 
 void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificationCode code) {
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  const MHD_ConnectionInfo* info = st->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (!info) return;
   const int fd = info->connect_fd;
   std::lock_guard<std::mutex> lock(st->mu);
@@ -146,7 +149,7 @@ void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificati
   }
   auto now = std::chrono::steady_clock::now();
   Conn& conn = st->open[fd];
-  conn = Conn{now, now, ClientAddress(c), false};
+  conn = Conn{now, now, ClientAddress(*st->mhd, c), false};
   st->live++;
   unsigned& mine = st->per_client[conn.client];
   mine++;
@@ -159,7 +162,7 @@ void OnConnection(void* cls, MHD_Connection* c, void**, MHD_ConnectionNotificati
 
 void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode) {
   auto* st = static_cast<MetricsHttpServer::State*>(cls);
-  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  const MHD_ConnectionInfo* info = st->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (!info) return;
   std::lock_guard<std::mutex> lock(st->mu);
   // Answered: a kept-alive connection waits for its next request from now.
@@ -244,13 +247,16 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
   socklen_t len = 0;
   auto addr = ParseListen(listen, &len);
   if (!addr.ok()) return addr.error();
+  auto mhd = LoadMicrohttpd();
+  if (!mhd.ok()) return mhd.error();
   std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer());
   s->state_ = std::make_unique<State>();
   State* st = s->state_.get();
+  st->mhd = *mhd;
   st->render = std::move(render);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
   if (addr->ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-  st->daemon = MHD_start_daemon(
+  st->daemon = st->mhd->start_daemon(
       flags, 0, nullptr, nullptr, &OnRequest, st, MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&*addr),
       MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
       MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
@@ -262,7 +268,7 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
                      "cannot listen on " + listen + ": " + std::strerror(err ? err : EADDRINUSE),
                      "another exporter may hold the port: pick another with --listen ADDR:PORT");
   }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(st->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  const MHD_DaemonInfo* info = st->mhd->get_daemon_info(st->daemon, MHD_DAEMON_INFO_BIND_PORT);
   s->port_ = info ? info->port : 0;
   st->watchdog = std::thread(Watchdog, st);
   return s;
@@ -283,7 +289,7 @@ MetricsHttpServer::~MetricsHttpServer() {
   }
   state_->cv.notify_all();
   if (state_->watchdog.joinable()) state_->watchdog.join();
-  if (state_->daemon) MHD_stop_daemon(state_->daemon);
+  if (state_->daemon) state_->mhd->stop_daemon(state_->daemon);
 }
 
 }  // namespace exitscope

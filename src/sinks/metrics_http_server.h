@@ -4,12 +4,13 @@
 // resource a client can hold is bounded (see kHttp* below).
 //
 // Library: GNU libmicrohttpd (Debian libmicrohttpd-dev), the server prometheus-client-c's promhttp
-// uses. Chosen over cpp-httplib 0.11 (Debian 12's libcpp-httplib-dev), which bounds one header
-// line but not the number of headers, queues accepted connections without limit and gives a thread
-// to each (a client sending header after header makes it grow without bound); prometheus-cpp is
-// not in Debian 12. libmicrohttpd gives each connection a fixed memory pool (request line and
-// headers past it get 431/414), a connection limit in total and per client address, an idle timeout,
-// and one epoll thread for every connection (a slow client stalls none of the others). On top, a
+// uses, loaded when Start runs (microhttpd_api.h), not linked. Chosen over cpp-httplib 0.11
+// (Debian 12's libcpp-httplib-dev), which bounds one header line but not the number of headers,
+// queues accepted connections without limit and gives a thread to each (a client sending header
+// after header makes it grow without bound); prometheus-cpp is not in Debian 12. libmicrohttpd
+// gives each connection a fixed memory pool (request line and headers past it get 431/414), a
+// connection limit in total and per client address, an idle timeout, and one epoll thread for
+// every connection (a slow client stalls none of the others). On top, a
 // watchdog closes any connection open longer than kHttpMaxConnectionSeconds, however slowly it
 // trickles bytes, and a new connection near either limit closes the one that has waited longest
 // for its request (kHttpKeptConnections), so slow clients cannot starve a scraper, not even from its

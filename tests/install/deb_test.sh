@@ -27,9 +27,12 @@ deb=$(ls "$tmp"/pkg/exitscope_*.deb)
 echo "built $(basename "$deb")"
 dpkg-deb -f "$deb" Depends >"$tmp/depends"
 echo "Depends: $(cat "$tmp/depends")"
-# Each library the binary links (its NEEDED entries, resolved by the loader) comes from a package
-# that Depends names.
-for lib in $(readelf -d "$build/exitscope" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+# Each library the binary links (its NEEDED entries, resolved by the loader) or loads at run time
+# (dlopened-libraries.txt, written by the build: serve's HTTP library) comes from a package that
+# Depends names.
+[ -s "$build/dlopened-libraries.txt" ] || fail "$build/dlopened-libraries.txt is missing or empty"
+for lib in $(readelf -d "$build/exitscope" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') \
+           $(cat "$build/dlopened-libraries.txt"); do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
   [ -n "$path" ] || fail "cannot resolve $lib"
   pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) ||

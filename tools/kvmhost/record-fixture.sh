@@ -50,7 +50,7 @@ Made by \`tools/kvmhost/record-fixture.sh --iterations $ITERS\` on $(date -u +%Y
 those of an emulated CPU (QEMU TCG): only the structure, the ordering and the counts are real.
 
 - Inner kernel: \`$(cat "$OUT/uname.txt")\`
-- QEMU: \`$(qemu-system-x86_64 --version | head -1)\`, \`-accel tcg -cpu qemu64,+svm,+npt -m 2048 -smp 2\`,
+- QEMU: \`$(qemu-system-x86_64 --version | head -1)\`, \`-accel $(sed -n 's/.* accel=\([^ ]*\).*/\1/p' "$WORK/run/host-run.txt") -cpu qemu64,+svm,+npt -m 2048 -smp 2\`,
   busybox initramfs built by \`tools/kvmhost/run.sh\`; kvm_amd with its defaults
   ($(tr '\n' ' ' < "$WORK/run/guest/kvm_amd-params.txt")). TCG offers no next-RIP save or decode
   assists: intercepted instructions go through KVM's emulator (kvm_emulate_insn) and kvm_cr never fires.

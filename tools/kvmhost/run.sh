@@ -15,15 +15,19 @@
 # Knobs: --timeout (whole QEMU run, default 300), --stall (seconds without console output, 120),
 # --retries (boots again after a wedged or stalled guest kernel, 1),
 # --mem MiB (2048), --smp (2), --cpu (qemu64,+svm,+npt), --disk-mb (512), --append (extra cmdline),
-# --accel (QEMU's -accel value, tcg: multi-threaded TCG here; tcg,thread=single runs all vCPUs on one thread),
+# --accel (QEMU's -accel value, default tcg,thread=single: every vCPU on one host thread; plain tcg,
+#   multi-threaded TCG, hangs the guest kernel when it live-patches code another vCPU runs: see README),
 # KVMHOST_SKIP_DEPS=1 skips scripts/install-deps.sh.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that fails outside the checks below would end the run with no word (seen: a pipeline
+# that took SIGPIPE): say which line, so a harness fault is never mistaken for a silent guest.
+trap 'echo "kvmhost: error: run.sh line $LINENO failed (exit $?), before or after the boot" >&2' ERR
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SCRIPT= OUT= TIMEOUT=300 STALL=120 RETRIES=1 MEM=2048 SMP=2 CPU=qemu64,+svm,+npt DISK_MB=512 APPEND= ACCEL=tcg
+SCRIPT= OUT= TIMEOUT=300 STALL=120 RETRIES=1 MEM=2048 SMP=2 CPU=qemu64,+svm,+npt DISK_MB=512 APPEND= ACCEL=tcg,thread=single
 EXITSCOPE_BIN=${EXITSCOPE:-$REPO/build/exitscope}
 FILES=()
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --script) SCRIPT=$2; shift 2 ;;
@@ -73,14 +77,31 @@ cp "$(command -v busybox)" "$ROOT/bin/busybox"
 for applet in $("$ROOT/bin/busybox" --list); do
   [ -e "$ROOT/bin/$applet" ] || ln -s busybox "$ROOT/bin/$applet"
 done
-copy_with_libs() {  # binary -> /usr/bin plus every shared library ldd names, at the same path
-  cp -L "$1" "$ROOT/usr/bin/$(basename "$1")"
+copy_at_its_path() {  # a file -> the same path under the initramfs root (once)
+  mkdir -p "$ROOT$(dirname "$1")"
+  [ -e "$ROOT$1" ] || cp -L "$1" "$ROOT$1"
+}
+copy_libs() {  # every shared library ldd names for $1
   ldd "$1" | awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}' | while read -r lib; do
-    mkdir -p "$ROOT$(dirname "$lib")"
-    [ -e "$ROOT$lib" ] || cp -L "$lib" "$ROOT$lib"
+    copy_at_its_path "$lib"
   done
 }
+copy_with_libs() {  # binary -> /usr/bin plus its libraries
+  cp -L "$1" "$ROOT/usr/bin/$(basename "$1")"
+  copy_libs "$1"
+}
 copy_with_libs "$EXITSCOPE_BIN"
+# What exitscope loads at run time (serve's HTTP library), by SONAME as its build lists it.
+DLOPENED=$(dirname "$EXITSCOPE_BIN")/dlopened-libraries.txt
+if [ -f "$DLOPENED" ]; then
+  while read -r soname; do
+    # awk reads to the end: leaving early can SIGPIPE ldconfig, which pipefail makes fatal (seen).
+    lib=$(ldconfig -p | awk -v l="$soname" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
+    [ -n "$lib" ] || die_host "$soname (listed in $DLOPENED) is not installed" "scripts/install-deps.sh installs it"
+    copy_at_its_path "$lib"
+    copy_libs "$lib"
+  done < "$DLOPENED"
+fi
 copy_with_libs "$(command -v trace-cmd)"
 copy_with_libs "$(command -v perf)"
 for m in kvm_amd virtio_pci virtio_blk; do

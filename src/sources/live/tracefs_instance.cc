@@ -70,6 +70,11 @@ std::vector<std::string> DefaultExitEvents() {
           "kvm:kvm_nested_vmenter"};
 }
 
+std::vector<std::string> TimingExitEvents() {
+  return {"kvm:kvm_exit",        "kvm:kvm_entry",         "kvm:kvm_userspace_exit", "kvm:kvm_emulate_insn",
+          "kvm:kvm_vcpu_wakeup", "kvm:kvm_nested_vmexit", "kvm:kvm_nested_vmenter"};
+}
+
 Status CheckTracefs(const std::string& dir) {
   if (IsTracefs(dir)) return Status::Ok();
   return MakeError(kExitUnavailable, "live.no-tracefs", "'" + dir + "' is not a tracefs mount",

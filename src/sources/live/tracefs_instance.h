@@ -22,6 +22,12 @@ inline constexpr std::string_view kInstancePrefix = "exitscope-";
 // The kvm events that describe exits and their causes (arch/x86/kvm/trace.h, virt/kvm tracepoints);
 // those the running kernel lacks are skipped.
 std::vector<std::string> DefaultExitEvents();
+// The events that pairing and timing need, without the per-exit detail events (MSR index, port,
+// MMIO address, CR, CPUID leaf, APIC …): what `top` and `serve` enable, since they show no details
+// and each enabled event is one more ring-buffer record the kernel writes, and they decode, per exit.
+// kvm_userspace_exit (trips to the VMM), kvm_emulate_insn and the nested pair (which RIP an entry
+// resumes at), kvm_vcpu_wakeup (a halted vCPU's wait) stay.
+std::vector<std::string> TimingExitEvents();
 
 // Where tracefs is mounted (/sys/kernel/tracing, or debugfs's tracing/ on old kernels).
 Result<std::string> FindTracefs();

@@ -24,10 +24,14 @@ class PerfDataRawSource : public RawEventSource {
   Diagnostics& diagnostics() override { return *diagnostics_; }
   uint64_t bytes_done() const override { return file_->data_offset() + stream_.bytes_done(); }
   uint64_t bytes_total() const override { return file_->file_size(); }
+  void LeaveOut(std::vector<uint8_t> type_ids) override { stream_.LeaveOut(std::move(type_ids)); }
+  uint64_t left_out() const override { return stream_.left_out(); }
 
   bool Next(RawEvent* event, LostEvents* lost) override {
     PerfTimedSample s;
     if (!stream_.Next(&s, lost)) {
+      first_ts_ = std::min(first_ts_, stream_.left_out_first_ts_ns());
+      last_ts_ = std::max(last_ts_, stream_.left_out_last_ts_ns());
       if (first_ts_ <= last_ts_) {
         file_->mutable_meta().first_ts_ns = first_ts_;
         file_->mutable_meta().last_ts_ns = last_ts_;

@@ -31,6 +31,13 @@ class PerfSampleStream {
   // through *lost (lost->cpu >= 0) with the sample; *lost is left untouched otherwise.
   bool Next(PerfTimedSample* out, LostEvents* lost);
   uint64_t bytes_done() const { return pos_; }
+  // Samples whose type id maps to 1 (RawEventSource::LeaveOut) are not queued: counted, and their
+  // time span kept, here. A loss marker read before one goes with the next sample handed out,
+  // summed with any later marker, as markers between two samples always are.
+  void LeaveOut(std::vector<uint8_t> type_ids) { left_out_ids_ = std::move(type_ids); }
+  uint64_t left_out() const { return left_out_; }
+  uint64_t left_out_first_ts_ns() const { return left_out_first_ts_ns_; }
+  uint64_t left_out_last_ts_ns() const { return left_out_last_ts_ns_; }
 
  private:
   struct Pending {
@@ -61,6 +68,9 @@ class PerfSampleStream {
   uint64_t max_ts_ns_ = 0;  // newest timestamp read so far
   uint64_t last_emitted_ns_ = 0;
   LostEvents pending_lost_;  // loss read since the last emitted sample
+  std::vector<uint8_t> left_out_ids_;
+  uint64_t left_out_ = 0;
+  uint64_t left_out_first_ts_ns_ = UINT64_MAX, left_out_last_ts_ns_ = 0;
 };
 
 }  // namespace exitscope

@@ -39,8 +39,8 @@ bool PageWalker::Begin(std::span<const uint8_t> page, const PageLayout& layout, 
   ++stats->pages;
   *missed = 0;
   p_ = end_ = page.data();
-  if (layout.data_offset > page.size() || layout.ts_offset + layout.ts_size > page.size() ||
-      layout.commit_offset + layout.commit_size > page.size()) {
+  if (layout.data_offset > page.size() || uint64_t{layout.ts_offset} + layout.ts_size > page.size() ||
+      uint64_t{layout.commit_offset} + layout.commit_size > page.size()) {
     ++stats->truncated_pages;
     return false;
   }

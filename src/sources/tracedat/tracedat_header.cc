@@ -43,6 +43,10 @@ class HeaderParser {
   Status ParseV7(ByteReader* r);
   Status ParseOptions(ByteReader* r, uint64_t* next_options);
   Status ParseOption(uint16_t id, std::span<const uint8_t> data);
+  // ParseOption's longer cases.
+  void ParseGuestOption(std::span<const uint8_t> data);
+  void NoteTimeShift();
+  Status ParseBufferOption(ByteReader* r);
   Result<std::span<const uint8_t>> LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
                                                uint16_t* flags = nullptr);
   Status ParseSections();
@@ -97,6 +101,63 @@ uint64_t SumCpuStat(std::string_view text, std::string_view key) {
   return total;
 }
 
+void HeaderParser::ParseGuestOption(std::span<const uint8_t> data) {
+  GuestInfo g;
+  RecordedVm vm;
+  if (!DecodeGuestOption(data, &g, &vm)) {
+    diag_->Bump(DiagId::kTracedatBadGuestOption);
+    return;
+  }
+  // exitscope record's part: which process each vCPU thread was in, as on the live host.
+  for (const auto& [tid, vcpu] : vm.vcpu_by_tid) meta_->tgid_by_tid[tid] = vm.pid;
+  if (vm.pid > 0 && !vm.comm.empty()) meta_->comm_by_tid.try_emplace(vm.pid, vm.comm);
+  g.uuid = vm.uuid;
+  g.vmm = vm.vmm;
+  meta_->guests.push_back(std::move(g));
+}
+
+void HeaderParser::NoteTimeShift() {
+  // The offsets map this (guest) file's times onto its peer's (host) clock; they matter only when
+  // the two files are read together, and a guest's durations are the same either way.
+  diag_->Bump(DiagId::kTracedatTimeShiftIgnored);
+  if (time_shift_noted_) return;
+  time_shift_noted_ = true;
+  meta_->clock_notes.push_back(
+      "TIME_SHIFT (guest↔host clock sync) not applied: times are in this "
+      "guest's own clock, not its host's");
+}
+
+Status HeaderParser::ParseBufferOption(ByteReader* r) {
+  if (layout_.version < 7) {
+    diag_->Bump(DiagId::kTracedatInstanceSkipped);
+    return Status::Ok();
+  }
+  uint64_t section = r->U64();
+  std::string_view name = r->CString();
+  std::string_view clock = r->CString();
+  uint32_t page_size = r->U32();
+  uint32_t count = r->U32();
+  if (!r->ok()) return Truncated("its BUFFER option");
+  section_offsets_.push_back(section);  // an instance's data, read or not, bounds the others'
+  if (have_buffer_ || !name.empty()) {
+    diag_->Bump(DiagId::kTracedatInstanceSkipped);
+    return Status::Ok();
+  }
+  have_buffer_ = true;
+  buffer_section_ = section;
+  if (!clock.empty()) meta_->clock = std::string(clock);
+  if (page_size) layout_.page_size = page_size;
+  for (uint32_t i = 0; i < count; ++i) {
+    TraceDatCpuData c;
+    c.cpu = static_cast<int32_t>(r->U32());
+    c.offset = r->U64();
+    c.size = r->U64();
+    if (!r->ok()) return Truncated("its BUFFER option's CPU list");
+    layout_.cpus.push_back(c);
+  }
+  return Status::Ok();
+}
+
 Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
   ByteReader r(data);
   switch (id) {
@@ -125,62 +186,9 @@ Status HeaderParser::ParseOption(uint16_t id, std::span<const uint8_t> data) {
       layout_.tsc_offset = r.U64();
       if (!r.ok()) layout_.tsc_mult = 0;
       break;
-    case kOptGuest: {
-      GuestInfo g;
-      RecordedVm vm;
-      if (!DecodeGuestOption(data, &g, &vm)) {
-        diag_->Bump(DiagId::kTracedatBadGuestOption);
-        break;
-      }
-      // exitscope record's part: which process each vCPU thread was in, as on the live host.
-      for (const auto& [tid, vcpu] : vm.vcpu_by_tid) meta_->tgid_by_tid[tid] = vm.pid;
-      if (vm.pid > 0 && !vm.comm.empty()) meta_->comm_by_tid.try_emplace(vm.pid, vm.comm);
-      g.uuid = vm.uuid;
-      g.vmm = vm.vmm;
-      meta_->guests.push_back(std::move(g));
-      break;
-    }
-    case kOptTimeShift:
-      // The offsets map this (guest) file's times onto its peer's (host) clock; they matter only
-      // when the two files are read together, and a guest's durations are the same either way.
-      diag_->Bump(DiagId::kTracedatTimeShiftIgnored);
-      if (!time_shift_noted_) {
-        time_shift_noted_ = true;
-        meta_->clock_notes.push_back(
-            "TIME_SHIFT (guest↔host clock sync) not applied: times are in this "
-            "guest's own clock, not its host's");
-      }
-      break;
-    case kOptBuffer: {
-      if (layout_.version < 7) {
-        diag_->Bump(DiagId::kTracedatInstanceSkipped);
-        break;
-      }
-      uint64_t section = r.U64();
-      std::string_view name = r.CString();
-      std::string_view clock = r.CString();
-      uint32_t page_size = r.U32();
-      uint32_t count = r.U32();
-      if (!r.ok()) return Truncated("its BUFFER option");
-      section_offsets_.push_back(section);  // an instance's data, read or not, bounds the others'
-      if (have_buffer_ || !name.empty()) {
-        diag_->Bump(DiagId::kTracedatInstanceSkipped);
-        break;
-      }
-      have_buffer_ = true;
-      buffer_section_ = section;
-      if (!clock.empty()) meta_->clock = std::string(clock);
-      if (page_size) layout_.page_size = page_size;
-      for (uint32_t i = 0; i < count; ++i) {
-        TraceDatCpuData c;
-        c.cpu = static_cast<int32_t>(r.U32());
-        c.offset = r.U64();
-        c.size = r.U64();
-        if (!r.ok()) return Truncated("its BUFFER option's CPU list");
-        layout_.cpus.push_back(c);
-      }
-      break;
-    }
+    case kOptGuest: ParseGuestOption(data); break;
+    case kOptTimeShift: NoteTimeShift(); break;
+    case kOptBuffer: return ParseBufferOption(&r);
     case kOptHeaderInfo: header_info_ = r.U64(); break;
     case kOptFtraceEvents: ftrace_ = r.U64(); break;
     case kOptEventFormats: events_ = r.U64(); break;
@@ -382,7 +390,7 @@ bool HeaderParser::LooksLikePage(uint64_t at, const PageLayout& layout) const {
   const uint32_t page_size = layout_.page_size;
   if (at > file_.size() || file_.size() - at < page_size) return false;
   auto page = file_.subspan(at, page_size);
-  if (layout.commit_offset + layout.commit_size > page_size || layout.data_offset > page_size) return false;
+  if (uint64_t{layout.commit_offset} + layout.commit_size > page_size || layout.data_offset > page_size) return false;
   uint64_t commit = LoadLe(page.data() + layout.commit_offset, layout.commit_size);
   if (commit & ~(kCommitMask | kMissedEventsFlag | kMissedStoredFlag)) return false;
   if ((commit & kCommitMask) == 0 || (commit & kCommitMask) > page_size - layout.data_offset) return false;

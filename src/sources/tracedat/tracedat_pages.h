@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "model/diagnostics.h"
 #include "model/raw_event.h"
@@ -44,6 +45,14 @@ struct TraceDatShared {
   ClockConversion clock;
   Codec codec = Codec::kNone;
   uint32_t pid_offset = 4, pid_size = 4;  // common_pid, bound from the formats
+  // Type id -> 1: not handed out (RawEventSource::LeaveOut). One entry per u16 common_type, so the
+  // walk indexes it without a bounds check; SetLeftOut sizes it.
+  std::vector<uint8_t> left_out = std::vector<uint8_t>(kTypeIds);
+  void SetLeftOut(std::vector<uint8_t> type_ids) {
+    type_ids.resize(kTypeIds);  // ids past u16 (damaged formats) match no record
+    left_out = std::move(type_ids);
+  }
+  static constexpr size_t kTypeIds = 65536;
 };
 
 // Parses the header of `file` into *shared, *meta, *formats (header anomalies into *diagnostics);
@@ -108,7 +117,14 @@ class TraceDatCpuStream : public CpuRecordStream {
   bool Advance() override;
 
   int32_t cpu() const { return cpu_; }
-  uint64_t first_ts_ns = ~0ull;  // first record handed out
+  uint64_t first_ts_ns = ~0ull;     // first record handed out (or left out)
+  uint64_t left_out_count = 0;      // records of a TraceDatShared::left_out type, not handed out
+  uint64_t left_out_went_back = 0;  // ... of them older than a record before them on this CPU
+  // Time span of the records handed out or left out (not of those a window walks past).
+  RecordSpan span() const {
+    if (first_ts_ns == ~0ull) return {};
+    return RecordSpan{std::min(first_ts_ns, back_min_ts_ns_), max_ts_ns_};
+  }
   // Windows: the last page walked (from first_page), whether the stream stopped at hi_ns (rather
   // than running out of pages) and whether time went back in what it walked.
   uint64_t last_page_walked() const { return next_page_ == 0 ? 0 : next_page_ - 1; }
@@ -144,6 +160,8 @@ class TraceDatCpuStream : public CpuRecordStream {
   bool went_back_ = false;
   bool stopped_at_hi_ = false;
   LostEvents page_lost_;  // loss marker of the current page, not yet handed out
+  // span(): the latest stamp, and the least of those below it (time ascends: one compare a record).
+  uint64_t max_ts_ns_ = 0, back_min_ts_ns_ = ~0ull;
 };
 
 }  // namespace exitscope

@@ -9,7 +9,7 @@ rm -rf "$OUT"
   --file "$HERE/../guest/record-dual.sh" --file "$HERE/../guest/live-steps.sh" \
   --file "$HERE/../guest/clocks-steps.sh" --file "$HERE/../guest/diff-steps.sh" \
   --file "$HERE/../guest/observe-steps.sh" --file "$HERE/../guest/prom-steps.sh" \
-  --file "$(command -v prometheus)" --timeout 720 --stall 150 --retries 2
+  --file "$(command -v prometheus)" --timeout 900 --stall 150 --retries 2
 "$HERE/../render-recording.sh" "$OUT/guest/rec"
 # The peer reads what `exitscope record` wrote (checked by kvmhost.live_trace_cmd_reads_record).
 if [ -s "$OUT/guest/live/trace.dat" ]; then

@@ -8,6 +8,9 @@ CPUID-counting observer must see exactly N; the two tracing observers watched th
 per-reason counts are equal and their percentiles agree within one log2 bucket (bpf keeps only
 log2 buckets); KVM's own `exits` counter of the bench VM grew by at least the bench's exits stat
 (the bench reports the stat over its measured run; the VM's counter also holds its set-up exits).
+`serve` ran in each mode beside the tops and was scraped before and after the same run: bpf's and
+tracefs's exitscope_exits_total{reason="cpuid"} grew by N each; stats mode's KVM `exits` grew by
+about the bench's exits, read through the VM's stats fd with a per-vCPU series that sums to it.
 """
 import collections
 import json
@@ -48,6 +51,82 @@ def busiest(docs, reason):
             if r["reason"] == reason and (best is None or r["exits"] > best["exits"]):
                 best = r
     return best
+
+
+def exposition(path):
+    """{(name, frozenset(labels)): value} of a Prometheus text exposition."""
+    samples = {}
+    for line in read(path).splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, value = line.rsplit(" ", 1)
+        name, _, labels = head.partition("{")
+        pairs = frozenset(tuple(kv.split("=", 1)) for kv in labels.rstrip("}").split(",") if kv) if labels else frozenset()
+        samples[(name, frozenset((k, v.strip('"')) for k, v in pairs))] = float(value)
+    return samples
+
+
+def total(samples, name, **want):
+    return sum(v for (n, labels), v in samples.items()
+               if n == name and all((k, w) in labels for k, w in want.items()))
+
+
+def serve_growth(d, mode, name, **want):
+    before = exposition(os.path.join(d, f"serve-{mode}-before.txt"))
+    after = exposition(os.path.join(d, f"serve-{mode}-after.txt"))
+    return total(after, name, **want) - total(before, name, **want), before, after
+
+
+def check_serve(name, d, n, cpuid):
+    for mode in ("bpf", "stats", "tracefs"):
+        rc = read(os.path.join(d, f"serve-{mode}.rc")).strip()
+        expect(rc == "0", f"serve --mode {mode} exited {rc}: {read(os.path.join(d, f'serve-{mode}.err'))[-600:]!r}")
+    if name == "serve_bpf_counts":
+        grown, _, after = serve_growth(d, "bpf", "exitscope_exits_total", reason="cpuid")
+        print(f"serve --mode bpf: cpuid exits grew by {grown:.0f}; the bench ran {n}")
+        expect(total(after, "exitscope_observer_info", mode="bpf") == 1, "no exitscope_observer_info{mode=\"bpf\"}")
+        expect(grown == n, f"serve --mode bpf: cpuid grew by {grown:.0f}, the bench ran {n}")
+        names = {k[0] for k in after}
+        expect("exitscope_vmm_trips_total" in names, "serve --mode bpf has no vmm_trips_total")
+        for absent in ("exitscope_events_lost_total", "exitscope_diagnostics_total"):
+            expect(absent not in names, f"serve --mode bpf exports {absent}, which it cannot know")
+        expect(not any(dict(k[1]).get("stage") for k in after if k[0] == "exitscope_exit_seconds_total"),
+               "serve --mode bpf splits exit_seconds_total by a stage it cannot see")
+    elif name == "serve_bpf_equals_tracefs":
+        b, _, _ = serve_growth(d, "bpf", "exitscope_exits_total", reason="cpuid")
+        t, _, _ = serve_growth(d, "tracefs", "exitscope_exits_total", reason="cpuid")
+        print(f"serve cpuid growth: bpf {b:.0f}, tracefs {t:.0f}, bench {n}")
+        expect(t == n, f"serve --mode tracefs: cpuid grew by {t:.0f}, the bench ran {n}")
+        expect(b == t, f"serve: bpf counted {b:.0f} cpuid exits, tracefs {t:.0f}")
+    elif name == "serve_stats_exits":
+        grown, _, after = serve_growth(d, "stats", "exitscope_kvm_exits_total")
+        print(f"serve --mode stats: KVM exits grew by {grown:.0f}; bench exits stat {cpuid['exits']}, {n} iterations")
+        print(read(os.path.join(d, "serve-stats.err"))[-400:])
+        expect(grown >= cpuid["exits"] // 2, f"KVM exits grew by {grown:.0f}, under half the bench's {cpuid['exits']}")
+        expect(grown <= cpuid["exits"] + 200, f"KVM exits grew by {grown:.0f}, far more than {cpuid['exits']}")
+        names = {k[0] for k in after}
+        expect("exitscope_exits_total" not in names, "serve --mode stats exports reasons it does not have")
+        sources = {dict(k[1])["domain"]: dict(k[1])["source"] for k in after
+                   if k[0] == "exitscope_kvm_stats_source_info"}
+        print(f"stats sources per domain: {sources}")
+        fd_domains = [dom for dom, src in sources.items() if src == "stats-fd"]
+        expect(fd_domains, f"no VM read through its stats fd: {sources}")
+        for dom in fd_domains:
+            vm = total(after, "exitscope_kvm_exits_total", domain=dom)
+            vcpus = total(after, "exitscope_kvm_vcpu_exits_total", domain=dom)
+            print(f"{dom}: VM exits {vm:.0f}, per-vCPU sum {vcpus:.0f}")
+            # Equal while both come from the stats fds; a read that falls in the microseconds between
+            # the VMM closing its stats fd and its VM fd comes from debugfs, whose VM figure then holds
+            # exits no vCPU series got: at most the last interval's, a tenth of a 1 s run.
+            expect(vm > 0 and 0.9 * vm <= vcpus <= vm,
+                   f"{dom}: the vCPUs' exits sum to {vcpus:.0f}, the VM's are {vm:.0f}")
+    elif name == "serve_bpf_explicit_fails":
+        rc = read(os.path.join(d, "serve-bpf-nobpf.rc")).strip()
+        err = read(os.path.join(d, "serve-bpf-nobpf.err"))
+        expect(rc == "69", f"serve --mode bpf without tracefs exited {rc}, want 69")
+        expect("error:" in err and "hint:" in err, f"no error:/hint: {err!r}")
+        auto_err = read(os.path.join(d, "serve-auto-nobpf.err"))
+        expect("using tracefs mode" in auto_err, f"serve --mode auto did not say it fell back: {auto_err!r}")
 
 
 def check(name, out):
@@ -116,6 +195,8 @@ def check(name, out):
         growing = sum(1 for x in docs for vm in x["vms"] if vm["pid"] == pid and vm["counters"].get("exits", 0) > 0)
         expect(growing >= 2, f"the VM's exits grew in {growing} interval(s), want >= 2")
         expect(grown <= cpuid["exits"] + 200, f"the VM's exits grew by {grown}, far more than {cpuid['exits']}")
+    elif name.startswith("serve_"):
+        check_serve(name, d, n, cpuid)
     elif name == "top_bpf_explicit_fails":
         rc = read(os.path.join(d, "top-bpf-nobpf.rc")).strip()
         err = read(os.path.join(d, "top-bpf-nobpf.err"))
@@ -132,6 +213,10 @@ def check(name, out):
         for m in ("none", "stats", "bpf", "tracefs-minimal", "tracefs"):
             expect(m in modes, f"mode {m} missing from --observe (skipped: {j.get('skipped_modes')})")
             expect(m in table, f"mode {m} missing from the table")
+        for m in ("top", "record"):  # exitscope's own commands, in the JSON run only
+            expect(m in modes, f"mode {m} missing from --observe (skipped: {j.get('skipped_modes')})")
+        for m, v in modes.items():
+            print(f"{m}: cycles/iter median {v['cycles_per_iter']:.0f} [{v['min']:.0f} .. {v['max']:.0f}] runs {v['runs']}")
         for m in ("bpf", "tracefs-minimal", "tracefs"):
             if m in modes:
                 expect(all(s >= 1000 for s in modes[m]["seen_exits"]),

@@ -1,0 +1,91 @@
+// The timeline's Chrome-trace writer: each exit is one JSON event whose name, times, VMM exit and
+// detail texts read back as the decoders name them (the writer quotes names once and plain text
+// without a json value: the file must still parse, and say the same).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analysis/exit_bins.h"
+#include "decode/exit_reasons.h"
+#include "decode/msr_names.h"
+#include "sinks/chrome_trace_writer.h"
+
+namespace exitscope {
+namespace {
+
+constexpr uint32_t kSvmExitMsr = 0x7c;  // arch/x86/include/uapi/asm/svm.h SVM_EXIT_MSR
+constexpr uint32_t kSvmExitHlt = 0x78;  // SVM_EXIT_HLT
+constexpr uint32_t kKvmExitMmio = 6;    // include/uapi/linux/kvm.h KVM_EXIT_MMIO
+constexpr uint32_t kMsrTscDeadline = 0x6e0;
+
+nlohmann::json WriteAndParse(const std::vector<std::pair<ExitSample, bool>>& exits) {
+  TraceMeta meta;
+  meta.isa_hint = Isa::kSvm;
+  ExitBinner bins(meta);
+  bins.SetOrigin(1'000'000'000);
+  std::FILE* out = std::tmpfile();
+  EXPECT_NE(out, nullptr);
+  ChromeTraceWriter writer(out, meta, bins, 0);
+  for (const auto& [s, timed] : exits) {
+    bins.OnExitSample(s);
+    timed ? writer.OnExitSample(s) : writer.OnUntimedExit(s);
+  }
+  EXPECT_TRUE(writer.Finish(Report{}));
+  std::fflush(out);
+  std::rewind(out);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;) text.append(buf, n);
+  std::fclose(out);
+  return nlohmann::json::parse(text);  // throws (fails the test) on a malformed file
+}
+
+TEST(ChromeTraceWriter, ExitEventsReadBackAsTheDecodersNameThem) {
+  ExitSample msr;
+  msr.tid = 42;
+  msr.isa = Isa::kSvm;
+  msr.reason = kSvmExitMsr;
+  msr.ts_ns = 1'000'123'456;
+  msr.dur_ns = 2'500;
+  msr.rip = 0xffffffff81000010;
+  msr.to_userspace = true;
+  msr.userspace_reason = kKvmExitMmio;
+  msr.detail_count = 1;
+  msr.details[0].kind = EventKind::kMsr;
+  msr.details[0].key = kMsrTscDeadline;
+  msr.details[0].write = true;
+  ExitSample hlt = msr;
+  hlt.isa = Isa::kUnknown;  // the trace's ISA names it
+  hlt.reason = kSvmExitHlt;
+  hlt.ts_ns = 1'002'000'001;
+  hlt.to_userspace = false;
+  hlt.detail_count = 0;
+
+  const nlohmann::json doc = WriteAndParse({{msr, true}, {hlt, false}, {msr, true}});
+  std::vector<nlohmann::json> exits;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.value("cat", "") == "exit" || e.value("cat", "") == "untimed_exit") exits.push_back(e);
+  }
+  ASSERT_EQ(exits.size(), 3u);
+  for (size_t i : {0u, 2u}) {  // the second MSR exit gets the names quoted the first time
+    const auto& x = exits[i];
+    EXPECT_EQ(x.at("ph"), "X");
+    EXPECT_EQ(x.at("name"), ExitReasonName(Isa::kSvm, kSvmExitMsr));
+    EXPECT_EQ(x.at("tid"), 42);
+    EXPECT_DOUBLE_EQ(x.at("ts").get<double>(), 123.456);
+    EXPECT_DOUBLE_EQ(x.at("dur").get<double>(), 2.5);
+    EXPECT_EQ(x.at("args").at("to_vmm"), KvmExitName(kKvmExitMmio));
+    EXPECT_EQ(x.at("args").at("rip"), "0xffffffff81000010");
+    ASSERT_EQ(x.at("args").at("details").size(), 1u);
+    EXPECT_EQ(x.at("args").at("details")[0], "msr 0x6e0 " + MsrName(kMsrTscDeadline) + " write");
+  }
+  EXPECT_EQ(exits[1].at("ph"), "i");
+  EXPECT_EQ(exits[1].at("name"), ExitReasonName(Isa::kSvm, kSvmExitHlt));
+  EXPECT_DOUBLE_EQ(exits[1].at("ts").get<double>(), 2000.001);
+  EXPECT_FALSE(exits[1].at("args").contains("to_vmm"));
+}
+
+}  // namespace
+}  // namespace exitscope
