@@ -154,6 +154,27 @@ TEST(MetricsHttpServer, AnswersGetMetricsOnlyAndRefusesBadAddresses) {
   }
 }
 
+// A request head that waits unread is seen without being consumed: serve keeps such a connection
+// when it must close one (the server is behind, not the client).
+TEST(MetricsHttpServer, RequestHeadWaitingPeeksWithoutConsuming) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  EXPECT_FALSE(RequestHeadWaiting(sv[1]));  // nothing sent yet
+  const std::string line = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+  ASSERT_EQ(::write(sv[0], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  EXPECT_FALSE(RequestHeadWaiting(sv[1]));  // a slow client's partial head
+  ASSERT_EQ(::write(sv[0], "\r\n", 2), 2);
+  EXPECT_TRUE(RequestHeadWaiting(sv[1]));
+  EXPECT_TRUE(RequestHeadWaiting(sv[1]));  // still there
+  std::string got(line.size() + 2, '\0');
+  EXPECT_EQ(::read(sv[1], got.data(), got.size()), static_cast<ssize_t>(got.size()));
+  EXPECT_EQ(got, line + "\r\n");
+  EXPECT_FALSE(RequestHeadWaiting(sv[1]));  // read by the server: nothing waits
+  ::close(sv[0]);
+  ::close(sv[1]);
+  EXPECT_FALSE(RequestHeadWaiting(-1));
+}
+
 // serve's HTTP library is loaded when the endpoint starts (not linked: start-up of every command).
 TEST(MicrohttpdApi, LoadsOnceAndNamesThePackageWhenMissing) {
   auto api = LoadMicrohttpd();

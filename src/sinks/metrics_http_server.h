@@ -14,7 +14,8 @@
 // watchdog closes any connection open longer than kHttpMaxConnectionSeconds, however slowly it
 // trickles bytes, and a new connection near either limit closes the one that has waited longest
 // for its request (kHttpKeptConnections), so slow clients cannot starve a scraper, not even from its
-// own address.
+// own address. A connection whose request already waits in its socket is never the one closed: when
+// serve's own CPU is starved, the scraper is not the slow one.
 #pragma once
 
 #include <chrono>
@@ -47,6 +48,10 @@ struct Exposition {
   std::string content_type;
 };
 using ExpositionFn = std::function<Exposition(std::string_view accept)>;
+
+// Whether a whole request head (through its blank line) waits unread in the socket `fd`: the
+// client has sent its request and only the server is behind. Peeks; consumes nothing.
+bool RequestHeadWaiting(int fd);
 
 class MetricsHttpServer {
  public:
