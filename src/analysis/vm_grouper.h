@@ -78,7 +78,8 @@ class ProcVmDirectory {
   };
   std::optional<uint64_t> StartTicks(int32_t id) const;
   std::string Read(const std::string& rel) const;
-  std::vector<int32_t> RunningVmPids() const;
+  // `debugfs`: whether debugfs kvm/ can be read (else /proc is searched for VM files).
+  std::vector<int32_t> RunningVmPids(bool debugfs) const;
   std::string root_, debugfs_kvm_;
   std::chrono::steady_clock::time_point next_scan_{};
   std::unordered_map<int32_t, Thread> threads_;

@@ -242,10 +242,10 @@ std::optional<int32_t> ProcVmDirectory::VcpuOf(int32_t tid, int32_t vcpu_id) {
   return std::nullopt;
 }
 
-std::vector<int32_t> ProcVmDirectory::RunningVmPids() const {
+std::vector<int32_t> ProcVmDirectory::RunningVmPids(bool debugfs) const {
   std::vector<int32_t> pids;
   // debugfs names each VM's directory "<pid>-<vm fd>" (virt/kvm/kvm_main.c kvm_create_vm_debugfs).
-  if (::access(debugfs_kvm_.c_str(), R_OK) == 0) {
+  if (debugfs) {
     for (const std::string& n : DirNames(debugfs_kvm_)) {
       size_t dash = n.find('-');
       if (dash != std::string::npos && IsNumber(n.substr(0, dash))) pids.push_back(std::atoi(n.c_str()));
@@ -271,8 +271,9 @@ std::vector<int32_t> ProcVmDirectory::RunningVmPids() const {
 void ProcVmDirectory::ResolveRunningVms() {
   auto now = std::chrono::steady_clock::now();
   if (now < next_scan_) return;
-  next_scan_ = now + (::access(debugfs_kvm_.c_str(), R_OK) == 0 ? kScanInterval : kProcScanInterval);
-  for (int32_t pid : RunningVmPids()) {
+  const bool debugfs = ::access(debugfs_kvm_.c_str(), R_OK) == 0;
+  next_scan_ = now + (debugfs ? kScanInterval : kProcScanInterval);
+  for (int32_t pid : RunningVmPids(debugfs)) {
     for (const std::string& t : DirNames(root_ + "/" + std::to_string(pid) + "/task")) {
       if (!IsNumber(t)) continue;
       int32_t tid = std::atoi(t.c_str());

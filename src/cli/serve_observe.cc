@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "analysis/vm_grouper.h"
 #include "cli/command.h"
@@ -29,19 +28,6 @@ ExporterSelf SelfFigures(uint64_t scrapes) {
   s.resident_bytes = resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   s.scrapes = scrapes;
   return s;
-}
-
-// Sleeps in steps short enough to notice SIGINT/SIGTERM until `interval_s` passed since *last,
-// calling `tick` (if any) every step.
-void WaitInterval(double interval_s, std::chrono::steady_clock::time_point* last, const std::function<void()>& tick) {
-  while (!StopRequested()) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
-    if (elapsed >= interval_s) break;
-    if (tick) tick();
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::max(1, std::min(50, static_cast<int>((interval_s - elapsed) * 1000)))));
-  }
-  *last = std::chrono::steady_clock::now();
 }
 
 std::set<std::string> AliveDomains(ProcVmDirectory& vms) {

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <functional>
 #include <cstdio>
-#include <thread>
 
 #include "cli/command.h"
 #include "live/stop_signal.h"
@@ -15,25 +13,6 @@
 
 namespace exitscope {
 namespace {
-
-// Sleeps until the next refresh in steps short enough to notice Ctrl-C, calling `tick` (if any)
-// every step; returns the seconds waited.
-double WaitInterval(double delay_s, std::chrono::steady_clock::time_point* last,
-                    const std::function<void()>& tick = {}) {
-  while (!StopRequested()) {
-    auto now = std::chrono::steady_clock::now();
-    double elapsed = std::chrono::duration<double>(now - *last).count();
-    if (elapsed >= delay_s) {
-      *last = now;
-      return elapsed;
-    }
-    if (tick) tick();
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::max(1, std::min(50, static_cast<int>((delay_s - elapsed) * 1000)))));
-  }
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
-  return elapsed;
-}
 
 bool Show(std::string text, bool json) {
   if (!json && ::isatty(STDOUT_FILENO)) {

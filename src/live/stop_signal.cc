@@ -2,8 +2,10 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <csignal>
 #include <initializer_list>
+#include <thread>
 
 namespace exitscope {
 namespace {
@@ -26,5 +28,20 @@ void InstallStopHandlers() {
 bool StopRequested() { return g_stop_signal != 0; }
 int StopSignal() { return g_stop_signal; }
 void ClearStopRequest() { g_stop_signal = 0; }
+
+double WaitInterval(double interval_s, std::chrono::steady_clock::time_point* last, const std::function<void()>& tick) {
+  while (!StopRequested()) {
+    auto now = std::chrono::steady_clock::now();
+    double elapsed = std::chrono::duration<double>(now - *last).count();
+    if (elapsed >= interval_s) {
+      *last = now;
+      return elapsed;
+    }
+    if (tick) tick();
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::max(1, std::min(50, static_cast<int>((interval_s - elapsed) * 1000)))));
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - *last).count();
+}
 
 }  // namespace exitscope
