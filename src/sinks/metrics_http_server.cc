@@ -33,6 +33,7 @@ struct MetricsHttpServer::State {
     std::string client;                                           // address without port
     bool evicted = false;
     bool answering = false;  // its request is in: being answered, never evicted
+    bool started = false;    // its request line came, its headers not yet: a slow client's mark
   };
   std::map<int, Conn> open;
   std::map<std::string, unsigned> per_client;  // connections not evicted, by address
@@ -103,6 +104,16 @@ MHD_Result OnRequest(void* cls, MHD_Connection* c, const char* url, const char* 
 
 using Conn = MetricsHttpServer::State::Conn;
 
+// The library read a request line (before its headers): marks the connection as having started.
+void* OnRequestLine(void* cls, const char*, MHD_Connection* c) {
+  auto* st = static_cast<MetricsHttpServer::State*>(cls);
+  if (const MHD_ConnectionInfo* info = st->mhd->get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+    std::lock_guard<std::mutex> lock(st->mu);
+    if (auto it = st->open.find(info->connect_fd); it != st->open.end()) it->second.started = true;
+  }
+  return nullptr;  // OnRequest's first call still sees *con_cls == nullptr
+}
+
 std::string ClientAddress(const MicrohttpdApi& mhd, MHD_Connection* c) {
   const MHD_ConnectionInfo* info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   if (!info || !info->client_addr) return {};
@@ -115,22 +126,29 @@ std::string ClientAddress(const MicrohttpdApi& mhd, MHD_Connection* c) {
 }
 
 // Caller holds st->mu. The connection (of `client`, if given) that has waited longest for its
-// request, other than `keep`. One younger than kHttpSlowAfter is taken only when no older one is
-// left and `young_too`: a new connection past the kept limit, after a burst that is all young, must
-// still make room, or the burst fills the library's per-address limit and the next scrape from that
-// address is reset (seen: 80 slow clients, then at once 20 scrapes, all 20 reset).
+// request, other than `keep`, slow clients' marks first (below). One younger than kHttpSlowAfter is
+// taken only when no older one is left and `young_too`: a new connection past the kept limit, after a burst that is all
+// young, must still make room, or the burst fills the library's per-address limit and the next scrape from that address
+// is reset (seen: 80 slow clients, then at once 20 scrapes, all 20 reset).
 std::map<int, Conn>::iterator LongestWaiting(MetricsHttpServer::State* st, int keep, const std::string* client,
                                              bool young_too) {
-  auto victim = st->open.end(), young_victim = st->open.end();
+  // Ranked: older than kHttpSlowAfter before younger; within each, a connection that sent its
+  // request line and stalled in its headers (a slow client's way) before one that sent nothing yet
+  // (a client that was itself starved of CPU right after connecting, or a kept-alive one between
+  // requests); then the longest waiting.
+  std::map<int, Conn>::iterator pick[4];
+  for (auto& p : pick) p = st->open.end();
   // A request sent at once arrives within this: a connection younger than it is not slow yet.
   auto young = std::chrono::steady_clock::now() - kHttpSlowAfter;
   for (auto it = st->open.begin(); it != st->open.end(); ++it) {
     const Conn& c = it->second;
     if (it->first == keep || c.evicted || c.answering || (client && c.client != *client)) continue;
-    auto& pick = c.waiting_since > young ? young_victim : victim;
-    if (pick == st->open.end() || c.waiting_since < pick->second.waiting_since) pick = it;
+    auto& p = pick[(c.waiting_since > young ? 2 : 0) + (c.started ? 0 : 1)];
+    if (p == st->open.end() || c.waiting_since < p->second.waiting_since) p = it;
   }
-  return victim == st->open.end() && young_too ? young_victim : victim;
+  for (int rank = 0; rank < (young_too ? 4 : 2); ++rank)
+    if (pick[rank] != st->open.end()) return pick[rank];
+  return st->open.end();
 }
 
 // Caller holds st->mu. Shuts the longest-waiting connection (LongestWaiting); the library then sees
@@ -194,6 +212,7 @@ void OnCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCod
   if (auto it = st->open.find(info->connect_fd); it != st->open.end()) {
     it->second.waiting_since = std::chrono::steady_clock::now();
     it->second.answering = false;
+    it->second.started = false;
   }
 }
 
@@ -286,7 +305,8 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
       MHD_OPTION_CONNECTION_LIMIT, kHttpMaxConnections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, kHttpMaxConnectionsPerIp,
       MHD_OPTION_CONNECTION_TIMEOUT, kHttpIdleTimeoutSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHttpConnectionMemory,
       MHD_OPTION_LISTEN_BACKLOG_SIZE, kHttpListenBacklog, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_NOTIFY_CONNECTION,
-      &OnConnection, st, MHD_OPTION_NOTIFY_COMPLETED, &OnCompleted, st, MHD_OPTION_END);
+      &OnConnection, st, MHD_OPTION_NOTIFY_COMPLETED, &OnCompleted, st, MHD_OPTION_URI_LOG_CALLBACK, &OnRequestLine, st,
+      MHD_OPTION_END);
   if (!st->daemon) {
     int err = errno;
     return MakeError(err == EACCES ? kExitNoPerm : kExitUnavailable, "serve.listen",
