@@ -7,6 +7,7 @@
 # boot. Leaves in DIR what tests/check_suite.py live_prometheus reads:
 #   bench.json bench.err [bench-stalled.err] bench.pid serve.rc serve.err prometheus.log t-before.txt t-after.txt metrics.txt
 #   q-increase.json q-increase-fn.json q-by-domain.json q-up.json q-up-min.json load.txt load2.txt load-hostile.txt
+#   [load.txt.failed load2.txt.failed: how each unanswered scrape failed]
 set -eu
 DIR=$1
 mkdir -p "$DIR"
@@ -77,7 +78,12 @@ load() {  # FILE: writes "scrapes= answered= seconds=" to DIR/FILE
   for h in huge-header many-headers huge-url garbage post; do hostile $h; done >> "$DIR/load-hostile.txt"
   ok=0 t0=$(date +%s)  # (timeout(1), not wget -T: busybox 1.35's wget -T crashes)
   for i in $(seq $LOAD_SCRAPES); do
-    timeout 20 wget -q -O /tmp/load-scrape.txt http://$SERVE/metrics && ok=$((ok + 1))
+    t=$(date +%s)
+    if timeout 20 wget -q -O /tmp/load-scrape.txt http://$SERVE/metrics 2> /tmp/load-wget.err; then
+      ok=$((ok + 1))
+    else  # how it failed, for check_suite.py to print: reset, closed, refused or timed out
+      echo "scrape $i: rc $? after $(($(date +%s) - t)) s: $(tr '\n' ' ' < /tmp/load-wget.err)" >> "$DIR/$1.failed"
+    fi
   done
   echo "scrapes=$LOAD_SCRAPES answered=$ok seconds=$(($(date +%s) - t0))" > "$DIR/$1"
   kill $slow 2> /dev/null || true

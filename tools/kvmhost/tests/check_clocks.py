@@ -179,7 +179,10 @@ def check(name, out):
         kept = [(x[0], x[1], y[1]) for x, y in zip(a, b) if abs(x[1] - y[1]) <= TORN_WRITE_NS]
         torn = len(a) - len(kept)
         print(f"exits paired one to one: {len(a)}; {torn} whose two buffer writes differ by > {TORN_WRITE_NS} ns left out")
-        expect(torn <= max(1, len(a) // 100), f"{torn} of {len(a)} exits differ by > {TORN_WRITE_NS} ns between buffers")
+        # Under single-threaded TCG (run.sh's default since 2026-12-02) one host thread runs both
+        # vCPUs in turn, so a writer is descheduled between its two writes more often: 14 of 1,230
+        # in a local boot that day. A wrong conversion moves every exit, not a few percent.
+        expect(torn <= max(1, len(a) * 5 // 100), f"{torn} of {len(a)} exits differ by > {TORN_WRITE_NS} ns between buffers")
         by = {}
         for reason, c, l in kept:
             by.setdefault(reason, []).append((c, l))

@@ -441,6 +441,9 @@ def live_checks(name, live):
         # Under TCG a scraper is itself starved now and then (149/150 in 2 of the boots that reached
         # this step on 2026-12-01, before and after the slot rules changed): at most 1 % may go
         # unanswered here. prometheus.load checks every scrape answered on the build host's CPU.
+        for f in ("load.txt.failed", "load2.txt.failed"):
+            if os.path.exists(os.path.join(prom, f)):
+                print(f"live_prometheus: {f}: {read_text(os.path.join(prom, f)).strip().splitlines()}")
         answered, scrapes = int(load["answered"]), int(load["scrapes"])
         expect(scrapes >= 100 and (scrapes - answered) * 100 <= scrapes,
                f"load: {answered} of {scrapes} scrapes answered")
