@@ -6,7 +6,7 @@
 # the file twice, so its multiple is also given against two reports. Default threads.
 #   bench/command_costs.sh                       # files in /tmp/exitscope-bench
 #   FORMATS="v6" RUNS=5 bench/command_costs.sh
-# Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEAT (27), FORMATS ("zstd v6 perf"), EXITSCOPE (the
+# Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEAT (27), FORMATS ("zstd v6 perf"), NICE (0), EXITSCOPE (the
 # binary timed, default BUILD_DIR's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,35 +21,7 @@ mkdir -p "$DIR"
 cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale >/dev/null
 BIN=${EXITSCOPE:-$BUILD/exitscope}
 
-input() {  # $1 = format → path, made on first use (the names rss_scaling.sh uses)
-  local dat=$DIR/dual-5000-x$REPEAT.dat
-  [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$REPEAT" "$RUN/trace.dat" "$dat"
-  case $1 in
-    zstd) echo "$dat" ;;
-    v6)
-      local raw=$DIR/dual-5000-x$REPEAT-v6.dat
-      [ -s "$raw" ] || trace-cmd convert -i "$dat" -o "$raw" --file-version 6 >/dev/null 2>&1
-      echo "$raw" ;;
-    perf)
-      local pf=$DIR/dual-5000-x$REPEAT.perf.data
-      [ -s "$pf" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$pf" "$REPEAT"
-      echo "$pf" ;;
-  esac
-}
-
-# best_of N CMD… → "wall cpu rss_kb": the fastest wall and CPU of N runs, the highest RSS.
-best_of() {
-  local n=$1; shift
-  local best="" line
-  for _ in $(seq "$n"); do
-    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time.txt" "$@" >/dev/null 2>&1 || true
-    line=$(awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$DIR/time.txt")
-    best=$(awk -v a="$line" -v b="$best" 'BEGIN{
-      split(a, x); if (b == "") { print a; exit }
-      split(b, y); printf "%s %s %s\n", (x[1] < y[1] ? x[1] : y[1]), (x[2] < y[2] ? x[2] : y[2]), (x[3] > y[3] ? x[3] : y[3]) }')
-  done
-  echo "$best"
-}
+source bench/bench_lib.sh
 
 OUT=$DIR/command-out
 # name|arguments before the file (@ = the file again, for diff)
@@ -69,7 +41,7 @@ COMMANDS=(
 echo "dual-5000 ×$REPEAT; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); best of $RUNS"
 printf '%-6s %-22s %8s %8s %9s %9s %9s\n' format command "wall s" "cpu s" "peak RSS" "cpu ÷rep" "wall ÷rep"
 for fmt in $FORMATS; do
-  f=$(input "$fmt")
+  f=$(bench_input "$fmt" "$REPEAT")
   report_wall="" report_cpu=""
   for entry in "${COMMANDS[@]}"; do
     name=${entry%%|*} args=${entry#*|}

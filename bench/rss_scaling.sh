@@ -27,35 +27,7 @@ mkdir -p "$DIR"
 cmake --build "$BUILD" -j 2 --target exitscope tracedat_scale >/dev/null
 BIN=${EXITSCOPE:-$BUILD/exitscope}
 
-input() {  # $1 = format, $2 = repeat → path, made on first use
-  local dat=$DIR/dual-5000-x$2.dat
-  [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$2" "$RUN/trace.dat" "$dat"
-  case $1 in
-    zstd) echo "$dat" ;;
-    v6)
-      local raw=$DIR/dual-5000-x$2-v6.dat
-      [ -s "$raw" ] || trace-cmd convert -i "$dat" -o "$raw" --file-version 6 >/dev/null 2>&1
-      echo "$raw" ;;
-    perf)
-      local pf=$DIR/dual-5000-x$2.perf.data
-      [ -s "$pf" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$pf" "$2"
-      echo "$pf" ;;
-  esac
-}
-
-# best_of N CMD… → "wall cpu rss_kb": the fastest wall and CPU of N runs, the highest RSS.
-best_of() {
-  local n=$1; shift
-  local best="" line
-  for _ in $(seq "$n"); do
-    /usr/bin/time -f "%e %U %S %M" -o "$DIR/time.txt" nice -n "${NICE:-0}" "$@" >/dev/null 2>&1 || true
-    line=$(awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$DIR/time.txt")
-    best=$(awk -v a="$line" -v b="$best" 'BEGIN{
-      split(a, x); if (b == "") { print a; exit }
-      split(b, y); printf "%s %s %s\n", (x[1] < y[1] ? x[1] : y[1]), (x[2] < y[2] ? x[2] : y[2]), (x[3] > y[3] ? x[3] : y[3]) }')
-  done
-  echo "$best"
-}
+source bench/bench_lib.sh
 
 COMMANDS=("report" "report --by rip" "report --folded -" "advise")
 echo "dual-5000 ×{$REPEATS}; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); best of $RUNS"
@@ -64,7 +36,7 @@ declare -A rss
 status=0
 for fmt in $FORMATS; do
   for r in $REPEATS; do
-    f=$(input "$fmt" "$r")
+    f=$(bench_input "$fmt" "$r")
     report_wall=""
     for cmd in "${COMMANDS[@]}"; do
       # shellcheck disable=SC2086  # the command's words
