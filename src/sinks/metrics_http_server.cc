@@ -127,9 +127,10 @@ std::string ClientAddress(const MicrohttpdApi& mhd, MHD_Connection* c) {
 
 // Caller holds st->mu. The connection (of `client`, if given) that has waited longest for its
 // request, other than `keep`, slow clients' marks first (below). One younger than kHttpSlowAfter is
-// taken only when no older one is left and `young_too`: a new connection past the kept limit, after a burst that is all
-// young, must still make room, or the burst fills the library's per-address limit and the next scrape from that address
-// is reset (seen: 80 slow clients, then at once 20 scrapes, all 20 reset).
+// taken only when no older one is left and `young_too`: a new connection past the kept limit, after
+// a burst that is all young, must still make room, or the burst fills the library's per-address
+// limit and the next scrape from that address is reset (seen: 80 slow clients, then at once 20
+// scrapes, all 20 reset).
 std::map<int, Conn>::iterator LongestWaiting(MetricsHttpServer::State* st, int keep, const std::string* client,
                                              bool young_too) {
   // Ranked: older than kHttpSlowAfter before younger; within each, a connection that sent its
@@ -153,8 +154,8 @@ std::map<int, Conn>::iterator LongestWaiting(MetricsHttpServer::State* st, int k
 
 // Caller holds st->mu. Shuts the longest-waiting connection (LongestWaiting); the library then sees
 // the end of the stream and closes it. One whose whole request already waits in its socket is not
-// slow: the server is behind (a starved CPU: 2 and 3 of 150 scrapes were lost that way under
-// single-threaded TCG), so it counts as being answered and the next one is taken instead.
+// slow: the server is behind (its CPU starved, as in a single-threaded TCG guest), so it counts as
+// being answered and the next one is taken instead.
 void EvictOldest(MetricsHttpServer::State* st, int keep, const std::string* client, bool young_too = false) {
   for (;;) {
     auto victim = LongestWaiting(st, keep, client, young_too);

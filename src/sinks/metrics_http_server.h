@@ -13,9 +13,9 @@
 // every connection (a slow client stalls none of the others). On top, a
 // watchdog closes any connection open longer than kHttpMaxConnectionSeconds, however slowly it
 // trickles bytes, and a new connection near either limit closes the one that has waited longest
-// for its request (kHttpKeptConnections), so slow clients cannot starve a scraper, not even from its
-// own address. A connection whose request already waits in its socket is never the one closed: when
-// serve's own CPU is starved, the scraper is not the slow one.
+// for its request (kHttpKeptConnections), one stalled after its request line first, so slow clients
+// cannot starve a scraper, not even from its own address. A connection whose request already waits in its socket is
+// never the one closed: when serve's own CPU is starved, the scraper is not the slow one.
 #pragma once
 
 #include <chrono>
