@@ -149,6 +149,26 @@ TEST(AdviseRules, VmxDrAccessQualificationNamesTheRegister) {
   EXPECT_EQ(f->pricing.saving_ns, 20u * 4 * 1000);
 }
 
+// Lazy switching stops intercepting DRs at the first exit and starts again after the next exit of any
+// kind, however long the guest ran between: a host interrupt splits a burst, a millisecond of guest
+// time does not.
+TEST(AdviseRules, DrBurstsEndAtAnotherExitNotAfterATime) {
+  Stream s;
+  for (int i = 0; i < 30; ++i) {
+    s.Exit(100, Isa::kSvm, kSvmCpuid, 500);
+    for (int k = 0; k < 4; ++k) {
+      if (i % 3 == 0 && k == 2) s.Exit(100, Isa::kSvm, kSvmIntr, 800);
+      s.Gap(1000000).Exit(100, Isa::kSvm, kSvmReadDr0 + 7, 1000);
+    }
+  }
+  Advice a = s.Run();
+  const Finding* f = Find(a, "dr-burst");
+  ASSERT_NE(f, nullptr) << RenderAdviceText(a, "synthetic");
+  EXPECT_EQ(f->exits, 30u * 4);
+  EXPECT_EQ(EvidenceValue(*f, "burst lengths"), "4 ×20, 2 ×20");
+  EXPECT_EQ(f->pricing.saving_ns, (20u * 3 + 20 * 1) * 1000);
+}
+
 TEST(AdviseRules, LazyDrSwitchingIsNotFlagged) {
   Stream s;  // one DR exit per iteration, as KVM with lazy switching produces (nested-svm fixture)
   for (int i = 0; i < 200; ++i) {

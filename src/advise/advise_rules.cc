@@ -38,11 +38,15 @@ constexpr uint32_t kKvmExitX86Wrmsr = 30;
 constexpr uint64_t kHaltPollDefaultNs = 200000;
 
 // ---- thresholds ----------------------------------------------------------------------------------
-constexpr uint64_t kMinExits = 50;             // a pattern needs this many exits to be worth a line
-constexpr double kMinShare = 0.02;             // … and this share of all exit time
-constexpr uint64_t kDrBurstGapNs = 100000;     // DR exits this close (and nothing between) = one burst
+constexpr uint64_t kMinExits = 50;  // a pattern needs this many exits to be worth a line
+constexpr double kMinShare = 0.02;  // … and this share of all exit time
+// DR exits with no other exit of their thread between = one burst, however far apart: KVM's lazy
+// switching stops intercepting at the first and intercepts again after the next exit of any kind
+// (vmx.c handle_dr / svm.c dr_interception set KVM_DEBUGREG_WONT_EXIT; sync_dirty_debug_regs ends it).
+constexpr uint64_t kDrBurstGapNs = kBurstGapUnbounded;
 constexpr double kDrMinRepeatShare = 0.3;      // repeats among DR exits that say lazy switching is off
 constexpr uint64_t kIpiBurstGapNs = 20000;     // ICR writes this close = one multicast IPI
+constexpr uint64_t kFaultBurstGapNs = 100000;  // faults this close (and nothing between) = one burst
 constexpr uint64_t kDoorbellMinWrites = 50;    // writes to one address before ioeventfd pays
 constexpr double kHaltMinShortShare = 0.3;     // short sleeps among HLT exits worth polling for
 constexpr uint64_t kPreemptedExitNs = 500000;  // an in-kernel exit this long means the host ran others
@@ -741,7 +745,7 @@ const Rule kRules[] = {
      EvidenceFault,
      nullptr,
      RuleIsa::kAny,
-     {.burst_gap_ns = kDrBurstGapNs, .regions = true, .histogram = true}},
+     {.burst_gap_ns = kFaultBurstGapNs, .regions = true, .histogram = true}},
     {"halt-poll",
      "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "

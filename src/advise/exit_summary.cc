@@ -55,7 +55,9 @@ void MatchedExits::Observe(const AdvisedExit& e, uint32_t thread, bool matched) 
       t.open_halt = false;
     }
     if (s.burst_gap_ns) {
-      const bool joins = matched && t.last_matched && e.ts_ns <= t.last_end_ns + s.burst_gap_ns;
+      // ts before the last end (torn or reordered clocks) joins; the subtraction cannot wrap.
+      const bool near = e.ts_ns <= t.last_end_ns || e.ts_ns - t.last_end_ns <= s.burst_gap_ns;
+      const bool joins = matched && t.last_matched && near;
       if (!joins) CloseBurst(t);
       if (matched) ++t.burst_len;
     }

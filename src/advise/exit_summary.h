@@ -30,8 +30,12 @@ struct ExitKeyHash {
 };
 
 // Which extra state a rule's price/evidence functions read (the common counts are always kept).
+// SummarySpec::burst_gap_ns for bursts that only another exit of their thread ends.
+inline constexpr uint64_t kBurstGapUnbounded = UINT64_MAX;
+
 struct SummarySpec {
-  uint64_t burst_gap_ns = 0;                     // > 0: back-to-back bursts per thread (rule_support Bursts' rule)
+  uint64_t burst_gap_ns = 0;                     // > 0: back-to-back bursts per thread (rule_support Bursts' rule);
+                                                 // kBurstGapUnbounded: only another exit ends a burst
   bool hlts_after = false;                       // HLT exits right after a matched exit of their thread
   uint64_t short_halt_ns = 0;                    // > 0: matched HLTs sleeping less (timed, or bounded by the next exit)
   bool regions = false;                          // distinct 2 MiB guest-physical regions faulted
@@ -99,7 +103,8 @@ class MatchedExits : public ExitSetStats {
   };
   TopKTable<ExitKey, KeyAgg, ExitKeyHash> keys{kKeyCap};
   // Bursts (spec().burst_gap_ns): an exit joins its thread's burst when the previous exit of that
-  // thread was matched too and ended at most the gap before it.
+  // thread was matched too and ended at most the gap before it (or at any time before it, for
+  // kBurstGapUnbounded).
   uint64_t bursts = 0, longest_burst = 0;
   std::map<uint64_t, uint64_t> burst_lengths;  // length → bursts
   uint64_t hlts_after = 0;                     // spec().hlts_after
