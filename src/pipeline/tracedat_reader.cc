@@ -64,8 +64,11 @@ class TraceDatReader : public RawEventSource {
  private:
   void AddStreams(const TraceDatLayout& l) {
     if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
+    const uint64_t file_size = shared_.file->bytes().size();
     for (const auto& c : l.cpus) {
-      if (c.size == 0) continue;
+      // A compressed CPU of size 0 may still hold chunks its count says (the prefetcher checks).
+      const bool count_in_file = c.offset <= file_size && file_size - c.offset >= kChunkCountSize;
+      if (c.size == 0 && !(l.data_compressed && count_in_file)) continue;
       data_bytes_ += c.size;
       auto s = std::make_unique<TraceDatCpuStream>(&shared_, &counters_, c, prefetcher_.get());
       streams_.push_back(s.get());

@@ -1,5 +1,7 @@
 #include "sources/tracedat/chunk_prefetcher.h"
 
+#include <algorithm>
+
 #include "base/byte_reader.h"
 
 namespace exitscope {
@@ -13,35 +15,94 @@ ChunkPrefetcher::~ChunkPrefetcher() {
   if (worker_.joinable()) worker_.join();
 }
 
-int ChunkPrefetcher::AddStream(std::span<const uint8_t> region, int64_t chunks) {
+namespace {
+
+// Walks up to `max` chunk headers from `pos` while each whole chunk ends at or below `limit`;
+// *chunks says how many did. Returns where the last of them ends.
+uint64_t WalkChunks(std::span<const uint8_t> region, uint64_t pos, uint32_t max, uint64_t limit, uint32_t* chunks) {
+  *chunks = 0;
+  while (*chunks < max && pos <= limit && limit - pos >= kCompressedBlockHeaderSize) {
+    ByteReader h(region);
+    h.Seek(pos);
+    const uint64_t csize = h.U32();
+    if (!h.ok() || csize > limit - pos - kCompressedBlockHeaderSize) break;
+    pos += kCompressedBlockHeaderSize + csize;
+    ++*chunks;
+  }
+  return pos;
+}
+
+}  // namespace
+
+int ChunkPrefetcher::AddStream(std::span<const uint8_t> tail, uint64_t size) {
   Stream s;
-  s.region = region;
-  ByteReader r(region);
+  s.region = tail;
+  s.size = size;
+  // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
+  s.end = std::min<uint64_t>(size + kChunkCountSize, tail.size());
+  ByteReader r(tail);
   s.chunks_left = r.U32();
   if (!r.ok()) {
     s.chunks_left = 0;
-    s.truncated = true;
-  } else if (chunks >= 0)
-    s.chunks_left = static_cast<uint32_t>(chunks);
-  s.done = s.chunks_left == 0;
+    s.how.truncated = true;
+  }
+  s.done = !Pending(s);
   streams_.push_back(std::move(s));
   return static_cast<int>(streams_.size() - 1);
 }
 
-bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
-  if (s.chunks_left == 0) return false;
-  --s.chunks_left;
-  ByteReader r(s.region);
+void ChunkPrefetcher::CrossSize(Stream& s) {
+  s.crossed = true;
+  uint32_t n = 0;
+  const uint64_t count_end = WalkChunks(s.region, s.pos, s.chunks_left, s.region.size(), &n);
+  if (n < s.chunks_left) return;  // the file was cut: the size may be right, read as far as it goes
+  s.end = count_end;
+  s.how.size_mismatch = true;
+}
+
+void ChunkPrefetcher::CheckEnd(Stream& s) {
+  s.end_checked = true;
+  if (s.how.truncated || s.how.size_mismatch) return;
+  auto fits_size = [&](uint64_t end) {
+    const uint64_t bytes = end - kChunkCountSize;
+    return bytes == s.size || bytes + kChunkCountSize == s.size;
+  };
+  if (fits_size(s.pos)) return;  // the claims agree
+  uint32_t more = 0;
+  const uint64_t size_end = WalkChunks(s.region, s.pos, UINT32_MAX, s.end, &more);
+  if (more == 0 || !fits_size(size_end)) return;
+  s.chunks_left = more;
+  s.how.count_mismatch = true;
+}
+
+// Reads the header and bytes of the chunk at s.pos below s.end; false when it is not all there.
+bool ChunkPrefetcher::ReadChunk(const Stream& s, uint32_t* usize, std::span<const uint8_t>* data) {
+  ByteReader r(s.region.first(s.end));
   r.Seek(s.pos);
-  uint32_t csize = r.U32();
-  uint32_t usize = r.U32();
-  auto data = r.Bytes(csize);
-  if (!r.ok()) {
-    s.truncated = true;
+  const uint32_t csize = r.U32();
+  *usize = r.U32();
+  *data = r.Bytes(csize);
+  return r.ok();
+}
+
+bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
+  if (s.chunks_left == 0 && !s.end_checked) CheckEnd(s);
+  if (s.chunks_left == 0) return false;
+  uint32_t usize = 0;
+  std::span<const uint8_t> data;
+  bool whole = ReadChunk(s, &usize, &data);
+  if (!whole && !s.crossed) {
+    CrossSize(s);
+    whole = ReadChunk(s, &usize, &data);
+  }
+  --s.chunks_left;
+  if (!whole) {
+    s.how.truncated = true;
     s.chunks_left = 0;
     return false;
   }
-  s.pos = r.pos();
+  const uint64_t csize = data.size();
+  s.pos += kCompressedBlockHeaderSize + csize;
   out->file_bytes = csize + kCompressedBlockHeaderSize;
   out->corrupt = !PlausibleUncompressedSize(csize, usize);
   if (!out->corrupt) {
@@ -65,7 +126,7 @@ void ChunkPrefetcher::Work() {
     // The stream with the fewest chunks waiting: the one the merger will starve on first.
     Stream* pick = nullptr;
     for (Stream& s : streams_) {
-      if (s.chunks_left && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
+      if (Pending(s) && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
     }
     if (stop_) return;
     if (!pick) {
@@ -88,16 +149,16 @@ void ChunkPrefetcher::Work() {
       pick->ready.push_back(std::move(chunk));
       if (pick->ready.size() >= kMinDepth && pick->ready_bytes >= ahead_bytes_) pick->full = true;
     }
-    if (!more || pick->chunks_left == 0) pick->done = true;
+    if (!more || !Pending(*pick)) pick->done = true;
     if (consumer_waiting_) cv_.notify_all();
   }
 }
 
-bool ChunkPrefetcher::Next(int stream, Chunk* out, bool* truncated) {
+bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
   Stream& s = streams_[stream];
   if (!started_) {
     bool more = Produce(s, out);
-    *truncated = s.truncated;
+    *end = s.how;
     return more;
   }
   std::unique_lock<std::mutex> lock(mu_);
@@ -108,7 +169,7 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, bool* truncated) {
     cv_.wait(lock);
     consumer_waiting_ = false;
   }
-  *truncated = s.truncated;
+  *end = s.how;
   if (s.ready.empty()) return false;
   *out = std::move(s.ready.front());
   s.ready.pop_front();

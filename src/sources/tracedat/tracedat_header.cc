@@ -8,7 +8,6 @@
 
 #include "base/byte_reader.h"
 #include "format/tracing_data.h"
-#include "sources/mapped_file.h"
 #include "sources/tracedat/ring_buffer_page.h"
 
 namespace exitscope {
@@ -17,15 +16,11 @@ namespace {
 // The whole trace_clock file is well under this (a dozen names); more is damage.
 constexpr uint64_t kMaxV6ClockText = 4096;
 
-// How far the chunk-header walk reads before it drops the pages behind it: without it a 30 M-event
-// zstd trace kept its whole data (160 MB) resident from open until the decompressor got there.
-constexpr uint64_t kWalkReleaseBytes = 8 << 20;
-
 class HeaderParser {
  public:
   HeaderParser(std::span<const uint8_t> file, const std::string& path, FormatRegistry* formats, TraceMeta* meta,
-               Diagnostics* diagnostics, const MappedFile* mapped)
-      : file_(file), path_(path), formats_(formats), meta_(meta), diag_(diagnostics), mapped_(mapped) {}
+               Diagnostics* diagnostics)
+      : file_(file), path_(path), formats_(formats), meta_(meta), diag_(diagnostics) {}
 
   Result<TraceDatLayout> Parse();
 
@@ -50,7 +45,6 @@ class HeaderParser {
   Result<std::span<const uint8_t>> LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
                                                uint16_t* flags = nullptr);
   Status ParseSections();
-  void ReconcileChunkTable(TraceDatCpuData* c);
   void ReconcilePageSizes();
   bool LooksLikePage(uint64_t at, const PageLayout& layout) const;
 
@@ -59,7 +53,6 @@ class HeaderParser {
   FormatRegistry* formats_;
   TraceMeta* meta_;
   Diagnostics* diag_;
-  const MappedFile* mapped_;  // null: nothing to release
   TraceDatLayout layout_;
   // v7 section offsets collected from options, parsed once all options are known.
   uint64_t header_info_ = 0, ftrace_ = 0, events_ = 0, kallsyms_ = 0, printk_ = 0, cmdlines_ = 0;
@@ -374,11 +367,9 @@ Status HeaderParser::ParseV7(ByteReader* r) {
     uint16_t flags = h.U16();
     if (!h.ok()) return Truncated("its flyrecord section header");
     layout_.data_compressed = (flags & kSectionCompressed) != 0;
-    if (layout_.data_compressed) {
-      for (TraceDatCpuData& c : layout_.cpus) ReconcileChunkTable(&c);
-    } else {
-      ReconcilePageSizes();
-    }
+    // Compressed chunks have a count besides the size: the prefetcher checks one against the other
+    // as it reads them (sources/tracedat/chunk_prefetcher.h).
+    if (!layout_.data_compressed) ReconcilePageSizes();
   }
   return Status::Ok();
 }
@@ -442,54 +433,6 @@ void HeaderParser::ReconcilePageSizes() {
   }
 }
 
-void HeaderParser::ReconcileChunkTable(TraceDatCpuData* c) {
-  // Two claims on one CPU's compressed data: the BUFFER option's size (without the count, as
-  // trace-cmd 3.1.6 writes it; with it, as 3.2.0 does in hip24-vmx) and the chunk count in front of
-  // the chunks. Each chunk header gives
-  // its own size, so walking them says which claim the file bears out.
-  ByteReader r(file_);
-  r.Seek(c->offset);
-  const uint32_t count = r.U32();
-  if (!r.ok()) return;  // the stream counts the cut
-  const uint64_t start = r.pos();
-  auto walk = [&](uint64_t limit, uint32_t max_chunks, uint32_t* chunks) {
-    uint64_t pos = start, released = start;
-    *chunks = 0;
-    while (*chunks < max_chunks && pos <= limit && limit - pos >= kCompressedBlockHeaderSize) {
-      ByteReader h(file_);
-      h.Seek(pos);
-      uint64_t csize = h.U32();
-      h.U32();
-      if (!h.ok() || csize > limit - pos - kCompressedBlockHeaderSize) break;
-      pos += kCompressedBlockHeaderSize + csize;
-      ++*chunks;
-      if (mapped_ && pos - released >= kWalkReleaseBytes) {
-        mapped_->Release(released, pos - released);
-        released = pos;
-      }
-    }
-    if (mapped_) mapped_->Release(released, pos - released);
-    return pos - start;
-  };
-  const uint64_t file_end = file_.size();
-  uint32_t by_count = 0;
-  const uint64_t count_bytes = walk(file_end, count, &by_count);
-  auto fits_size = [&](uint64_t bytes) { return bytes == c->size || bytes + kChunkCountSize == c->size; };
-  if (by_count == count && fits_size(count_bytes)) return;  // the claims agree
-  const uint64_t size_limit = start + std::min<uint64_t>(c->size, file_end - std::min(file_end, start));
-  uint32_t by_size = 0;
-  const uint64_t size_bytes = walk(size_limit, UINT32_MAX, &by_size);
-  if (by_count == count && count_bytes > c->size) {
-    // A size too small (0 in the worst case) would drop chunks the count and the file hold.
-    diag_->Bump(DiagId::kTracedatCpuSizeMismatch);
-    c->size = count_bytes;
-  } else if (by_size > count && fits_size(size_bytes)) {
-    // A count too small (0 in the worst case) would drop chunks the size and the file hold.
-    diag_->Bump(DiagId::kTracedatChunkCountMismatch);
-    c->chunk_count = by_size;
-  }
-}
-
 Result<TraceDatLayout> HeaderParser::Parse() {
   if (file_.size() < kTracingMagicSize) {
     return MakeError(kExitDataErr, file_.empty() ? "tracedat.empty" : "tracedat.truncated",
@@ -541,9 +484,8 @@ Result<TraceDatLayout> HeaderParser::Parse() {
 }  // namespace
 
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics,
-                                           const MappedFile* mapped) {
-  return HeaderParser(file, path, formats, meta, diagnostics, mapped).Parse();
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics) {
+  return HeaderParser(file, path, formats, meta, diagnostics).Parse();
 }
 
 }  // namespace exitscope

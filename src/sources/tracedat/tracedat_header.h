@@ -20,9 +20,8 @@ namespace exitscope {
 
 struct TraceDatCpuData {
   int32_t cpu = 0;
-  uint64_t offset = 0;       // file offset of the CPU's pages (v7 compressed: of its chunk count)
-  uint64_t size = 0;         // bytes in the file
-  int64_t chunk_count = -1;  // v7 compressed: chunks to read; -1 = the count the file holds
+  uint64_t offset = 0;  // file offset of the CPU's pages (v7 compressed: of its chunk count)
+  uint64_t size = 0;    // bytes in the file (v7 compressed: as the BUFFER option claims them)
 };
 
 struct TraceDatLayout {
@@ -39,12 +38,8 @@ struct TraceDatLayout {
   int64_t ts_offset_ns = 0;  // OFFSET option: added to every timestamp, as trace-cmd does
 };
 
-class MappedFile;
-
-// `mapped` (the file `file` is the bytes of, if any): the open-time walk over a compressed trace's
-// chunk headers touches every page of its data, and drops them from the resident set behind it.
+// Reads headers, options and sections only: no page of the ring-buffer data is touched.
 Result<TraceDatLayout> ParseTraceDatHeader(std::span<const uint8_t> file, const std::string& path,
-                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics,
-                                           const MappedFile* mapped = nullptr);
+                                           FormatRegistry* formats, TraceMeta* meta, Diagnostics* diagnostics);
 
 }  // namespace exitscope

@@ -21,7 +21,7 @@ Result<TraceDatLayout> OpenTraceDatShared(std::unique_ptr<MappedFile> file, cons
                                           Diagnostics* diagnostics, const ClockOptions& clock) {
   shared->file = std::move(file);
   meta->source_path = path;
-  auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics, shared->file.get());
+  auto layout = ParseTraceDatHeader(shared->file->bytes(), path, formats, meta, diagnostics);
   if (!layout.ok()) return layout.error();
   const TraceDatLayout& l = *layout;
   meta->source_format = "trace.dat v" + std::to_string(l.version);
@@ -62,6 +62,8 @@ void PageCounters::Add(const PageCounters& o) {
   bytes_done += o.bytes_done;
   corrupt_chunks += o.corrupt_chunks;
   chunks_truncated += o.chunks_truncated;
+  size_mismatches += o.size_mismatches;
+  count_mismatches += o.count_mismatches;
 }
 
 void PageCounters::Report(Diagnostics* d) const {
@@ -72,6 +74,8 @@ void PageCounters::Report(Diagnostics* d) const {
   if (chunks_truncated) {
     d->Bump(DiagId::kTracedatTruncatedData, chunks_truncated);
   }
+  if (size_mismatches) d->Bump(DiagId::kTracedatCpuSizeMismatch, size_mismatches);
+  if (count_mismatches) d->Bump(DiagId::kTracedatChunkCountMismatch, count_mismatches);
 }
 
 TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters, const TraceDatCpuData& data,
@@ -80,13 +84,15 @@ TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters*
   auto bytes = shared->file->bytes();
   uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
   // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
-  uint64_t want = data.size + (prefetcher ? 4 : 0);
+  uint64_t want = data.size + (prefetcher ? kChunkCountSize : 0);
   uint64_t size = std::min<uint64_t>(want, bytes.size() - off);
   if (size < data.size && window_.hi_ns == UINT64_MAX) ++counters->chunks_truncated;
-  region_ = bytes.subspan(off, size);
   if (prefetcher_) {
-    prefetch_stream_ = prefetcher_->AddStream(region_, data.chunk_count);
+    // The chunk table may run past the size (the prefetcher checks both claims as it reads).
+    region_ = bytes.subspan(off);
+    prefetch_stream_ = prefetcher_->AddStream(region_, data.size);
   } else {
+    region_ = bytes.subspan(off, size);
     pages_ = region_;
     windowed_ = window_.active;
     page_pos_ = std::min<uint64_t>(window_.first_page * shared->page_size, pages_.size());
@@ -208,12 +214,14 @@ void TraceDatCpuStream::ReleaseConsumed() {
 }
 
 bool TraceDatCpuStream::NextChunk() {
-  bool truncated = false;
-  bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &truncated);
+  ChunkPrefetcher::StreamEnd end;
+  bool more = prefetcher_->Next(prefetch_stream_, &chunk_, &end);
   if (!more) {
-    if (truncated && !truncation_counted_) {
-      ++counters_->chunks_truncated;
-      truncation_counted_ = true;
+    if (!end_counted_) {
+      counters_->chunks_truncated += end.truncated;
+      counters_->size_mismatches += end.size_mismatch;
+      counters_->count_mismatches += end.count_mismatch;
+      end_counted_ = true;
     }
     return false;
   }

@@ -92,6 +92,8 @@ struct PageCounters {
   uint64_t bytes_done = 0;
   uint64_t corrupt_chunks = 0;
   uint64_t chunks_truncated = 0;
+  uint64_t size_mismatches = 0;   // compressed: CPUs whose size the chunk count overruled
+  uint64_t count_mismatches = 0;  // compressed: CPUs whose chunk count the size overruled
   void Add(const PageCounters& o);
   // The non-zero counts as Diagnostics (names under "tracedat.").
   void Report(Diagnostics* d) const;
@@ -144,7 +146,7 @@ class TraceDatCpuStream : public CpuRecordStream {
   TimeWindow window_;
   bool windowed_ = false;
   int prefetch_stream_ = -1;
-  bool truncation_counted_ = false;
+  bool end_counted_ = false;  // the chunk table's end (StreamEnd) is counted once
   std::span<const uint8_t> region_;
   std::span<const uint8_t> pages_;
   size_t page_pos_ = 0;
