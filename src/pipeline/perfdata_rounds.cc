@@ -234,7 +234,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       prefix_lost = left_out = false;
     };
     bool open_round = false;
-    uint64_t released = c->begin;
+    uint64_t released = c->begin, prefaulted = c->begin;
     while (pos < c->end) {
       // Decoded events hold no span into the file: the pages walked leave the resident set as the
       // walk goes (a round is up to ~10 MB, and every worker walks one).
@@ -242,6 +242,7 @@ class ParallelPerfDataSource : public KvmEventSource {
         f.ReleaseData(released, pos);
         released = pos;
       }
+      if (pos >= prefaulted) prefaulted = f.PrefaultData(pos, c->end);
       const uint8_t* r = data + pos;
       const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
       std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);

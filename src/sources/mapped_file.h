@@ -42,6 +42,12 @@ class MappedFile {
   // Tells the kernel the pages behind [offset, offset+size) will not be read again, so a long
   // sequential read keeps a flat resident set (no-op when the input was read, not mapped).
   void Release(uint64_t offset, uint64_t size) const;
+  // Maps in the pages of [offset, offset+size) in one call (MADV_POPULATE_READ, Linux 5.14; a no-op
+  // before, or when the input was read): a walk then takes no page fault per 64 KB of fault-around.
+  // In a VM every fault is a guest exception of its own: ~6.5 µs each on the 2-core VM here, a
+  // tenth of a second per pass over a 1 GB perf.data. Walkers map kPrefaultBytes ahead of them.
+  void Prefault(uint64_t offset, uint64_t size) const;
+  static constexpr uint64_t kPrefaultBytes = 2 << 20;
   // The descriptor the input's unread rest comes from; -1 when bytes() is the whole input.
   int stream_fd() const { return fd_; }
   // Reads the unread rest into bytes() (74 on a read error); no-op when there is none.

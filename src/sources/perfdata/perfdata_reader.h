@@ -87,6 +87,14 @@ class PerfDataFile {
     end = std::min<uint64_t>(end, data_.size());
     if (end > begin) input_->Release(data_offset_ + begin, end - begin);
   }
+  // Maps in data()[begin, min(begin + MappedFile::kPrefaultBytes, end)) ahead of a walk that stops at
+  // `end` (MappedFile::Prefault); returns where that window ends. Pages past `end` are not mapped
+  // in: they may be another walker's, already released.
+  uint64_t PrefaultData(uint64_t begin, uint64_t end) const {
+    end = std::min<uint64_t>(end, begin + MappedFile::kPrefaultBytes);
+    if (end > begin) input_->Prefault(data_offset_ + begin, end - begin);
+    return end;
+  }
   // The u64 at data()[offset] (0-filled past the file's end): a LOST record's count field.
   uint64_t LoadDataU64(uint64_t offset) const;
 

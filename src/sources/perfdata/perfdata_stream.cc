@@ -43,6 +43,7 @@ void PerfSampleStream::ReadRound() {
   const size_t end = file_->records_end();
   bool round_end = false;
   while (pos_ < end && !round_end) {
+    if (pos_ >= prefaulted_) prefaulted_ = file_->PrefaultData(pos_, end);
     const uint8_t* r = data.data() + pos_;
     const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);

@@ -176,6 +176,12 @@ bool TraceDatCpuStream::NextPage() {
       return false;
     }
   }
+  if (!prefetcher_ && !windowed_ && page_pos_ >= prefaulted_) {
+    // The sequential walk only: a time slice's pages end where the next slice's begin, and those
+    // may be released already (mapped in again, they would stay resident).
+    prefaulted_ = std::min<uint64_t>(pages_.size(), page_pos_ + MappedFile::kPrefaultBytes);
+    shared_->file->Prefault(RegionOffset() + page_pos_, prefaulted_ - page_pos_);
+  }
   auto page = pages_.subspan(page_pos_, page_size);
   page_pos_ += page_size;
   if (!prefetcher_) {
@@ -208,8 +214,7 @@ bool TraceDatCpuStream::NextPage() {
 // stays flat however big the trace (a read-only mapping's pages count as resident otherwise).
 void TraceDatCpuStream::ReleaseConsumed() {
   if (consumed_ - released_ < kReleaseStepBytes) return;
-  uint64_t region_off = static_cast<uint64_t>(region_.data() - shared_->file->bytes().data());
-  shared_->file->Release(region_off + released_, consumed_ - released_);
+  shared_->file->Release(RegionOffset() + released_, consumed_ - released_);
   released_ = consumed_;
 }
 

@@ -137,6 +137,8 @@ class TraceDatCpuStream : public CpuRecordStream {
   bool NextPage();
   void EndPage();
   void ReleaseConsumed();
+  // Where region_ starts in the file.
+  uint64_t RegionOffset() const { return static_cast<uint64_t>(region_.data() - shared_->file->bytes().data()); }
   bool NextChunk();
 
   const TraceDatShared* shared_;
@@ -146,6 +148,7 @@ class TraceDatCpuStream : public CpuRecordStream {
   TimeWindow window_;
   bool windowed_ = false;
   int prefetch_stream_ = -1;
+  uint64_t prefaulted_ = 0;   // uncompressed, sequential: pages_ below this were mapped in (Prefault)
   bool end_counted_ = false;  // the chunk table's end (StreamEnd) is counted once
   std::span<const uint8_t> region_;
   std::span<const uint8_t> pages_;
