@@ -5,7 +5,9 @@
 //   bench_floor read FILE    the same through pread(2) into a 1 MB buffer per thread (no mapping)
 //   bench_floor zstd FILE    FILE cut in 1 MB chunks, each compressed (level 3, untimed), then every
 //   bench_floor zlib FILE    chunk decompressed (zlib: level 6): what a compressed trace.dat costs
-// Options: -j N threads (default: one per core), --runs N (best of, default 3).
+// Options: -j N threads (default: one per core), --runs N (best of, default 3), --chunk BYTES (zstd,
+// zlib: 1 MB by default; trace-cmd compresses 10 pages a chunk, 40960 bytes of 4 KB pages, and
+// small chunks decompress slower per byte: each is a frame with its own tables).
 // Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s" (the best run's wall
 // and its CPU time, user + system of all threads).
 #include <fcntl.h>
@@ -88,6 +90,7 @@ std::vector<uint8_t> ReadWhole(int fd, size_t size) {
 int main(int argc, char** argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int runs = 3;
+  size_t chunk = kChunk;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -95,12 +98,14 @@ int main(int argc, char** argv) {
       threads = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--chunk" && i + 1 < argc) {
+      chunk = static_cast<size_t>(std::max(4096L, std::atol(argv[++i])));
     } else {
       args.push_back(a);
     }
   }
   if (args.size() != 2) {
-    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] touch|read|zstd|zlib FILE\n");
+    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] touch|read|zstd|zlib FILE\n");
     return 64;
   }
   const std::string mode = args[0], path = args[1];
@@ -156,8 +161,8 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> raw = ReadWhole(fd, size);
     std::vector<std::vector<uint8_t>> packed;
     std::vector<size_t> lengths;
-    for (size_t at = 0; at < size; at += kChunk) {
-      size_t n = std::min(kChunk, size - at);
+    for (size_t at = 0; at < size; at += chunk) {
+      size_t n = std::min(chunk, size - at);
       lengths.push_back(n);
       std::vector<uint8_t> out;
       if (zstd) {
@@ -178,7 +183,7 @@ int main(int argc, char** argv) {
                       OnThreads(
                           threads,
                           [&](unsigned) {
-                            std::vector<uint8_t> out(kChunk);
+                            std::vector<uint8_t> out(chunk);
                             ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
                             for (size_t c; (c = next++) < packed.size();) {
                               if (zstd) {
