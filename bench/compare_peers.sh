@@ -62,7 +62,7 @@ fl_touch_perf=$(floor touch "$PERF")
 fl_touch_raw=$(floor touch "$RAW")
 fl_zstd=$(floor zstd "$RAW")
 fl_zlib=$(floor zlib "$RAW")
-# The same in trace-cmd's chunks (10 pages of 4 KB): small frames decompress slower per byte.
+# The same in trace-cmd's chunks (10 pages of 4 KB), each a frame of its own (zlib pays for that).
 fl_zstd_tc=$(floor --chunk 40960 zstd "$RAW")
 fl_zlib_tc=$(floor --chunk 40960 zlib "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")

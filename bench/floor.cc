@@ -6,8 +6,9 @@
 //   bench_floor zstd FILE    FILE cut in 1 MB chunks, each compressed (level 3, untimed), then every
 //   bench_floor zlib FILE    chunk decompressed (zlib: level 6): what a compressed trace.dat costs
 // Options: -j N threads (default: one per core), --runs N (best of, default 3), --chunk BYTES (zstd,
-// zlib: 1 MB by default; trace-cmd compresses 10 pages a chunk, 40960 bytes of 4 KB pages, and
-// small chunks decompress slower per byte: each is a frame with its own tables).
+// zlib: 1 MB by default; trace-cmd compresses 10 pages a chunk, 40960 bytes of 4 KB pages. Each
+// chunk is a frame of its own: on the ×27 trace zlib took 0.33 s in 40 KB chunks against 0.25 s in
+// 1 MB ones, zstd 0.098 s against 0.096 s).
 // Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s" (the best run's wall
 // and its CPU time, user + system of all threads).
 #include <fcntl.h>
