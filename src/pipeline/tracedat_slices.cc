@@ -231,6 +231,18 @@ class SlicedTraceDatSource : public KvmEventSource {
     return page;
   }
 
+  // Maps in the CPU's pages of a window in one call (MappedFile::Prefault), up to the page its
+  // end time falls in (and one more): every page fault is a guest exception on a VM. Not past
+  // it: the next window's pages may be released by then.
+  void Prefault(size_t c, uint64_t first_page, uint64_t hi_ns) const {
+    const uint64_t end = hi_ns == UINT64_MAX ? Pages(c) : std::min(Pages(c), StartPage(c, hi_ns) + 2);
+    const uint64_t most = first_page + MappedFile::kPrefaultBytes / std::max<uint64_t>(shared_.page_size, 1);
+    const uint64_t last = std::min(end, most);
+    if (last > first_page) {
+      shared_.file->Prefault(cpus_[c].offset + first_page * shared_.page_size, (last - first_page) * shared_.page_size);
+    }
+  }
+
   bool PageHasRecords(size_t c, uint64_t p) const {
     auto page = shared_.file->bytes().subspan(cpus_[c].offset + p * shared_.page_size, shared_.page_size);
     RingBufferStats ignored;
@@ -311,6 +323,7 @@ class SlicedTraceDatSource : public KvmEventSource {
       if (Pages(c) == 0 && s.hi_ns != UINT64_MAX) continue;
       TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure)};
       s.walks[c].first_page = w.first_page;
+      Prefault(c, w.first_page, s.hi_ns);
       auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w);
       streams[c] = stream.get();
       merger.Add(std::move(stream));
