@@ -101,7 +101,7 @@ void MappedFile::Prefault(uint64_t offset, uint64_t size) const {
   if (!mapped_ || offset >= size_) return;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
-  const uint64_t end = std::min<uint64_t>(size_, offset + std::min<uint64_t>(size, size_ - offset));
+  const uint64_t end = offset + std::min<uint64_t>(size, size_ - offset);
   ::madvise(const_cast<uint8_t*>(data_) + start, end - start, MADV_POPULATE_READ);  // EINVAL before 5.14: fine
 #else
   (void)offset;
