@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/sorted_runs.h"
 #include "sources/perfdata/perfdata_format.h"
 
 namespace exitscope {
@@ -97,7 +98,8 @@ void PerfSampleStream::ReleaseSorted() {
   auto by_time = [](const Pending& a, const Pending& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
   };
-  std::sort(pending_.begin(), pending_.end(), by_time);
+  // What was not handed out yet (sorted), then the round: each CPU's records in time order.
+  SortAscendingRuns(pending_.data(), pending_.data() + pending_.size(), by_time, &scratch_);
   if (pos_ >= file_->records_end()) {
     ready_end_ = pending_.size();  // the end: everything may go
   } else if (have_flush_limit_) {

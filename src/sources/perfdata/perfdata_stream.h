@@ -63,6 +63,7 @@ class PerfSampleStream {
   uint64_t released_ = 0;    // data() below this was released from the resident set
   uint64_t prefaulted_ = 0;  // data() below this was mapped in ahead of the walk (Prefault)
   std::vector<Pending> pending_;
+  std::vector<Pending> scratch_;  // SortAscendingRuns's, kept across rounds
   size_t ready_begin_ = 0, ready_end_ = 0;
   uint64_t flush_limit_ns_ = 0;  // records at or before this time may be emitted
   bool have_flush_limit_ = false;
