@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sorted_runs.h"
 #include "decode/kvm_decoder.h"
 #include "sources/perfdata/perfdata_format.h"
 #include "sources/perfdata/perfdata_reader.h"
@@ -19,19 +20,15 @@ namespace {
 namespace pd = perfdata;
 
 // Chunks parsed ahead of the one being merged: one per worker and one more, so no worker waits for
-// the merge (a chunk is a round of perf's, 1-8 MB, ~as much again decoded: every one costs).
+// the merge (a chunk is ~1 MB of records, ~as much again decoded: every one costs).
 constexpr size_t kAheadBeyondWorkers = 1;
-// File pages a worker has walked are released this much at a time (each release costs a TLB flush
-// on every core: a few MB at a time keeps that negligible).
-constexpr uint64_t kReleaseBytes = 2 << 20;
-// More than the kernel maps around a page fault (fault_around_bytes, 64 KB by default).
-constexpr uint64_t kFaultAroundMargin = 256 << 10;
 // Decoded-chunk buffers kept for reuse (their pages stay resident): as many as can be in flight
-// (threads + kAheadBeyondWorkers, a few more while a chunk's last entries wait), so no chunk
-// reserves a fresh one. A fresh reserve may get heap pages an older chunk wrote (glibc's mmap
-// threshold rises after a large free), all resident at once: with 2 kept, 30 M events peaked at
-// 48-74 MB from run to run, with 8 at 48-54 MB.
-constexpr size_t kFreeBuffers = 8;
+// (threads + kAheadBeyondWorkers, and the chunks of the two rounds not handed out yet: perf's
+// rounds run to tens of MB, cut into ~1 MB parts), so no chunk reserves a fresh one. A fresh
+// reserve may get heap pages an older chunk wrote (glibc's mmap threshold rises after a large
+// free), all resident at once: with 2 kept, 30 M events peaked at 48-74 MB from run to run, with 8
+// at 48-54 MB. Fresh pages are dear too: ~12 us each to write first on this kind of VM.
+constexpr size_t kFreeBuffers = 64;
 // The smallest kvm sample record likely (header, tid, time, cpu, raw size, a kvm_entry payload).
 constexpr uint64_t kSmallestSampleBytes = 64;
 // Events the caller's thread hands out per batch.
@@ -48,37 +45,11 @@ struct Entry {
   uint32_t ref;  // index into Chunk::events, kSkipped, or kLostBit | index into Chunk::lost
 };
 
-bool ByTime(const Entry& a, const Entry& b) { return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset; }
-
-// More ascending runs than this in a round: sorted, not merged.
-constexpr size_t kMaxMergedRuns = 16;
-
-// Sorts v[b, e) by time. perf writes a round as each CPU's buffer in turn, so it is a few ascending
-// runs: merging them gives the order std::sort would (the keys are unique) at a fraction of the cost.
-void SortRound(std::vector<Entry>* v, size_t b, size_t e) {
-  std::vector<size_t> cuts{b};
-  for (size_t i = b + 1; i < e; ++i) {
-    if (!ByTime((*v)[i], (*v)[i - 1])) continue;
-    cuts.push_back(i);
-    if (cuts.size() > kMaxMergedRuns) {
-      std::sort(v->begin() + b, v->begin() + e, ByTime);
-      return;
-    }
-  }
-  cuts.push_back(e);
-  while (cuts.size() > 2) {
-    std::vector<size_t> next{b};
-    for (size_t k = 0; k + 1 < cuts.size(); k += 2) {
-      if (k + 2 < cuts.size()) {
-        std::inplace_merge(v->begin() + cuts[k], v->begin() + cuts[k + 1], v->begin() + cuts[k + 2], ByTime);
-        next.push_back(cuts[k + 2]);
-      } else {
-        next.push_back(cuts[k + 1]);
-      }
-    }
-    cuts = std::move(next);
-  }
-}
+// A lambda, not a function: passed to the sort and merge templates it inlines (a function pointer is
+// called per comparison).
+constexpr auto ByTime = [](const Entry& a, const Entry& b) {
+  return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.offset < b.offset;
+};
 
 struct LostRecord {
   int32_t cpu;
@@ -89,6 +60,7 @@ struct LostRecord {
 
 struct Round {
   uint32_t end;          // entries of this round end here (they start where the one before ends)
+  bool part;             // the chunk ended inside the round: the next chunk goes on with it
   uint64_t max_ts_ns;    // of the round's samples (0: none)
   bool has_prefix_lost;  // holds a LostRecord with prefix_ts
   bool has_left_out;     // had samples that were left out: not an empty round (the release rule)
@@ -96,6 +68,7 @@ struct Round {
 
 struct Chunk {
   uint64_t begin = 0, end = 0;  // inside data()
+  bool ends_round = false;      // `end` is just past a FINISHED_ROUND (PerfDataFile::Cut)
   std::vector<KvmEvent> events;
   std::vector<Entry> entries;
   std::vector<Round> rounds;
@@ -137,12 +110,13 @@ class ParallelPerfDataSource : public KvmEventSource {
     const PerfDataFile& f = *parts_.file;
     if (f.pipe_mode() || threads < 2) return Status::Ok();
     uint64_t begin = 0;
-    for (uint64_t end : f.round_ends()) {
-      if (end > f.records_end()) break;
+    for (const PerfDataFile::Cut& cut : f.cuts()) {
+      if (cut.offset > f.records_end()) break;
       chunks_.emplace_back();
       chunks_.back().begin = begin;
-      chunks_.back().end = end;
-      begin = end;
+      chunks_.back().end = cut.offset;
+      chunks_.back().ends_round = cut.round_end;
+      begin = cut.offset;
     }
     if (begin < f.records_end()) {
       chunks_.emplace_back();
@@ -153,6 +127,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       chunks_.clear();
       return Status::Ok();
     }
+    for (const Chunk& c : chunks_) max_chunk_bytes_ = std::max(max_chunk_bytes_, c.end - c.begin);
     decoder_ = std::make_unique<KvmDecoder>(parts_.formats, f.meta().isa_hint, parts_.diagnostics.get());
     left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
@@ -190,6 +165,8 @@ class ParallelPerfDataSource : public KvmEventSource {
   // ---- workers ----
 
   void Work() {
+    std::vector<Entry> scratch;  // SortAscendingRuns's, kept across chunks
+    std::vector<uint8_t> bytes;  // the chunk's records, read
     for (;;) {
       size_t i;
       Chunk* c;
@@ -205,12 +182,14 @@ class ParallelPerfDataSource : public KvmEventSource {
           free_.pop_back();
         }
       }
-      // Room for a chunk of the smallest samples up front (growing by doubling copies each chunk
-      // once or twice); pages reserved and not written are not resident.
-      size_t most = static_cast<size_t>((c->end - c->begin) / kSmallestSampleBytes) + 1;
+      // Room for the largest chunk of the smallest samples up front (growing by doubling copies each
+      // chunk once or twice); pages reserved and not written are not resident. The same for every
+      // chunk, so a reused buffer never reallocates: a new one is fresh pages, ~12 us each to
+      // write on a VM whose hypervisor backs guest pages on first touch (10 MB per chunk here).
+      const size_t most = static_cast<size_t>(max_chunk_bytes_ / kSmallestSampleBytes) + 1;
       c->events.reserve(most);
       c->entries.reserve(most);
-      Parse(static_cast<uint32_t>(i), c);
+      Parse(static_cast<uint32_t>(i), c, &scratch, &bytes);
       {
         std::lock_guard<std::mutex> lock(mu_);
         c->done = true;
@@ -220,30 +199,31 @@ class ParallelPerfDataSource : public KvmEventSource {
   }
 
   // PerfSampleStream::ReadRound over every round of the chunk, each round then sorted by time.
-  void Parse(uint32_t index, Chunk* c) {
+  void Parse(uint32_t index, Chunk* c, std::vector<Entry>* scratch, std::vector<uint8_t>* bytes) {
     const PerfDataFile& f = *parts_.file;
-    const uint8_t* data = f.data().data();
+    // A mapped file's chunk is read (pread) into the worker's buffer: no page of the file is mapped
+    // into the process, so none is faulted in or released (MappedFile::ReadAt). Bytes already in
+    // memory are read in place.
+    const uint8_t* base = f.data().data() + c->begin;  // the chunk's first byte
+    if (f.mapped()) {
+      if (bytes->size() < c->end - c->begin) bytes->resize(c->end - c->begin);
+      f.ReadData(c->begin, c->end - c->begin, bytes->data());
+      base = bytes->data();
+    }
     uint64_t pos = c->begin, local_max = 0, round_max = 0;
     uint32_t round_start = 0;
     bool prefix_lost = false, left_out = false;
-    auto close_round = [&] {
-      SortRound(&c->entries, round_start, c->entries.size());
-      c->rounds.push_back({static_cast<uint32_t>(c->entries.size()), round_max, prefix_lost, left_out});
+    auto close_round = [&](bool part) {
+      Entry* entries = c->entries.data();
+      SortAscendingRuns(entries + round_start, entries + c->entries.size(), ByTime, scratch);
+      c->rounds.push_back({static_cast<uint32_t>(c->entries.size()), part, round_max, prefix_lost, left_out});
       round_start = static_cast<uint32_t>(c->entries.size());
       round_max = 0;
       prefix_lost = left_out = false;
     };
     bool open_round = false;
-    uint64_t released = c->begin, prefaulted = c->begin;
     while (pos < c->end) {
-      // Decoded events hold no span into the file: the pages walked leave the resident set as the
-      // walk goes (a round is up to ~10 MB, and every worker walks one).
-      if (pos - released >= kReleaseBytes) {
-        f.ReleaseData(released, pos);
-        released = pos;
-      }
-      if (pos >= prefaulted) prefaulted = f.PrefaultData(pos, c->end);
-      const uint8_t* r = data + pos;
+      const uint8_t* r = base + (pos - c->begin);
       const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
       std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
       uint64_t next = pos + size;
@@ -290,14 +270,20 @@ class ParallelPerfDataSource : public KvmEventSource {
           bool has_ts = false;
           f.ParseSampleIdTrailer(body, &ts, &cpu, &has_ts);
           // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
-          uint64_t count = f.LoadDataU64(pos + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0));
+          const uint64_t at = pos + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0);
+          uint64_t count = 0;
+          if (at + 8 <= c->end) {
+            std::memcpy(&count, base + (at - c->begin), 8);
+          } else {
+            count = f.LoadDataU64(at);  // a record cut short: what lies past it, as the sequential reader reads
+          }
           c->lost.push_back({cpu, !has_ts, local_max, count});
           if (!has_ts) prefix_lost = true;
           c->entries.push_back({ts, pos, index, kLostBit | static_cast<uint32_t>(c->lost.size() - 1)});
           break;
         }
         case pd::kRecordFinishedRound:
-          close_round();
+          close_round(false);
           open_round = false;
           break;
         case pd::kRecordHeaderTracingData: next += PerfDataFile::TracingDataPaddedSize(body); break;
@@ -305,11 +291,8 @@ class ParallelPerfDataSource : public KvmEventSource {
       }
       pos = next;
     }
-    if (open_round) close_round();
+    if (open_round) close_round(true);  // no FINISHED_ROUND at the chunk's end (or the file's)
     c->remaining = c->entries.size();
-    // With a margin: the first touch of a chunk maps its neighbours' pages too (the kernel's fault
-    // around), after a neighbour may have released them; without it 3 GB left 110 MB resident.
-    f.ReleaseData(c->begin - std::min(c->begin, kFaultAroundMargin), c->end + kFaultAroundMargin);
   }
 
   // ---- the caller's thread: PerfSampleStream's release rule, then MakeDecodingSource's markers ----
@@ -354,30 +337,61 @@ class ParallelPerfDataSource : public KvmEventSource {
       uint32_t from = merged_round_ == 0 ? 0 : c.rounds[merged_round_ - 1].end;
       ++merged_round_;
       if (round.has_prefix_lost) FixPrefixTimes(&c, from, round.end);
+      const bool last = merged_chunk_ + 1 == chunks_.size() && merged_round_ == c.rounds.size();
+      const bool left_out = round.has_left_out || round_parts_left_out_;
+      if (round.part && !last) {
+        // The round goes on in the next chunk: nothing may go before its end, as the sequential
+        // reader reads a round whole. Its max time counts now (a later loss record's stamp).
+        round_parts_.insert(round_parts_.end(), c.entries.begin() + from, c.entries.begin() + round.end);
+        max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
+        round_parts_left_out_ = left_out;
+        continue;
+      }
+      round_parts_left_out_ = false;
       // What was not handed out yet (sorted) and this round (sorted): the sequential reader's sort.
       pending_.assign(merged_.begin() + static_cast<ptrdiff_t>(ready_end_), merged_.end());
       merged_.clear();
       ready_pos_ = ready_end_ = 0;
       // Refill: nothing pending, no release (a round whose samples were all left out is not empty).
-      if (pending_.empty() && from == round.end && !round.has_left_out) continue;
-      std::merge(pending_.begin(), pending_.end(), c.entries.begin() + from, c.entries.begin() + round.end,
-                 std::back_inserter(merged_), ByTime);
+      if (pending_.empty() && round_parts_.empty() && from == round.end && !left_out) continue;
+      MergeRound(c, from, round.end);
       max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
-      ready_pos_ = 0;
-      bool last = merged_chunk_ + 1 == chunks_.size() && merged_round_ == c.rounds.size();
-      if (last) {
-        ready_end_ = merged_.size();
-      } else if (have_flush_limit_) {
-        ready_end_ = static_cast<size_t>(std::upper_bound(merged_.begin(), merged_.end(), flush_limit_ns_,
-                                                          [](uint64_t ts, const Entry& e) { return ts < e.ts_ns; }) -
-                                         merged_.begin());
-      } else {
-        ready_end_ = 0;
-      }
-      flush_limit_ns_ = max_ts_ns_;
-      have_flush_limit_ = true;
+      MarkReady(last);
       return true;
     }
+  }
+
+  // What was not handed out yet (pending_, sorted) and the round, whole or in parts each sorted,
+  // into merged_: the sequential reader's sort.
+  void MergeRound(const Chunk& c, uint32_t from, uint32_t end) {
+    if (round_parts_.empty()) {
+      std::merge(pending_.begin(), pending_.end(), c.entries.begin() + from, c.entries.begin() + end,
+                 std::back_inserter(merged_), ByTime);
+      return;
+    }
+    // A few ascending runs: what is pending, then each part.
+    merged_.insert(merged_.end(), pending_.begin(), pending_.end());
+    merged_.insert(merged_.end(), round_parts_.begin(), round_parts_.end());
+    merged_.insert(merged_.end(), c.entries.begin() + from, c.entries.begin() + end);
+    SortAscendingRuns(merged_.data(), merged_.data() + merged_.size(), ByTime, &fix_scratch_);
+    round_parts_.clear();
+  }
+
+  // The release rule: what is not later than the newest time read before the previous round's end
+  // may go (everything after the last round).
+  void MarkReady(bool last) {
+    ready_pos_ = 0;
+    if (last) {
+      ready_end_ = merged_.size();
+    } else if (have_flush_limit_) {
+      ready_end_ = static_cast<size_t>(std::upper_bound(merged_.begin(), merged_.end(), flush_limit_ns_,
+                                                        [](uint64_t ts, const Entry& e) { return ts < e.ts_ns; }) -
+                                       merged_.begin());
+    } else {
+      ready_end_ = 0;
+    }
+    flush_limit_ns_ = max_ts_ns_;
+    have_flush_limit_ = true;
   }
 
   // A loss record without a trailer time was stamped with the running maximum time, which includes
@@ -395,7 +409,7 @@ class ParallelPerfDataSource : public KvmEventSource {
         changed = true;
       }
     }
-    if (changed) SortRound(&c->entries, from, end);
+    if (changed) SortAscendingRuns(c->entries.data() + from, c->entries.data() + end, ByTime, &fix_scratch_);
   }
 
   void Emit(const Entry& e) {
@@ -471,6 +485,7 @@ class ParallelPerfDataSource : public KvmEventSource {
   std::unique_ptr<KvmDecoder> decoder_;
   std::vector<uint8_t> left_out_ids_;  // KvmDecoder::UndecodedIds
   std::vector<Chunk> chunks_;
+  uint64_t max_chunk_bytes_ = 0;
 
   // Shared with the workers, under mu_.
   std::mutex mu_;
@@ -484,7 +499,9 @@ class ParallelPerfDataSource : public KvmEventSource {
 
   // The caller's thread only.
   size_t merged_round_ = 0, retired_ = 0;
-  std::vector<Entry> pending_, merged_;
+  std::vector<Entry> pending_, merged_, fix_scratch_;
+  std::vector<Entry> round_parts_;     // the round's parts merged so far, each sorted (Round::part)
+  bool round_parts_left_out_ = false;  // one of them had samples left out
   size_t ready_pos_ = 0, ready_end_ = 0;
   uint64_t max_ts_ns_ = 0, chunk_start_max_ns_ = 0, flush_limit_ns_ = 0, last_emitted_ns_ = 0;
   bool have_flush_limit_ = false;

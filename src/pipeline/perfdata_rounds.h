@@ -1,6 +1,7 @@
-// Reads a file-mode perf.data on several threads: the data section is cut at PERF_RECORD_FINISHED_ROUND
-// records into chunks of whole rounds; workers parse, decode and time-sort each round of a chunk,
-// and the caller's thread replays the sequential reader's round rule (perfdata_stream.h) over the
+// Reads a file-mode perf.data on several threads: the data section is cut into ~1 MB chunks at
+// PERF_RECORD_FINISHED_ROUND records, or inside a longer round (PerfDataFile::cuts); workers parse,
+// decode and time-sort each round (or part of one) of a chunk, and the caller's thread joins a
+// round's parts and replays the sequential reader's round rule (perfdata_stream.h) over the
 // sorted rounds — the same events, loss markers and diagnostics as OpenPerfDataRaw +
 // MakeDecodingSource, in the same order, since the rule depends only on the records' times, file
 // offsets and the running maximum time, all of which a round's parse yields.
@@ -22,13 +23,13 @@
 
 namespace exitscope {
 
-// At least this much of the data section per chunk (rounds are whole, perf writes ~1-8 MB each): ten
-// thousand kvm records or so, decoded in a few ms; a few chunks in flight stay a few tens of MB.
+// At least this much of the data section per chunk (perf writes rounds of ~1-8 MB, and more; a
+// longer round is cut into parts): ten thousand kvm records or so, decoded in a few ms.
 inline constexpr uint64_t kDefaultPerfChunkBytes = 1 << 20;
 
 // Pipe mode, fewer than 4 chunks or threads < 2: the sequential reader
 // (OpenPerfDataRaw + MakeDecodingSource); otherwise the parallel one. `chunk_bytes` 0 =
-// kDefaultPerfChunkBytes (tests and fuzzers pass a few bytes to cut at every round).
+// kDefaultPerfChunkBytes (tests and fuzzers pass 1 to cut after every record).
 Result<std::unique_ptr<KvmEventSource>> OpenPerfDataParallel(std::unique_ptr<MappedFile> input, unsigned threads,
                                                              uint64_t chunk_bytes = 0, const ClockOptions& clock = {});
 

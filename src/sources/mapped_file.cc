@@ -47,7 +47,7 @@ Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, si
       file->data_ = static_cast<const uint8_t*>(p);
       file->size_ = static_cast<size_t>(st.st_size);
       file->mapped_ = true;
-      ::close(fd);
+      file->read_fd_ = fd;
       return file;
     }
   }
@@ -94,6 +94,18 @@ std::unique_ptr<MappedFile> MappedFile::View(std::span<const uint8_t> bytes, con
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);
+  if (read_fd_ >= 0) ::close(read_fd_);
+}
+
+void MappedFile::ReadAt(uint64_t offset, size_t size, uint8_t* out) const {
+  size_t done = 0;
+  while (read_fd_ >= 0 && done < size) {
+    ssize_t n = ::pread(read_fd_, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  if (done < size) std::memcpy(out + done, data_ + offset + done, size - done);
 }
 
 void MappedFile::Prefault(uint64_t offset, uint64_t size) const {

@@ -11,11 +11,6 @@ namespace pd = perfdata;
 
 namespace {
 
-// The open-time walk releases the pages it walked over this much at a time (each release costs a
-// TLB flush on every core; a few MB at a time keeps that negligible).
-constexpr size_t kScanReleaseBytes = 8 << 20;
-constexpr size_t kScanPrefetchBytes = 4096;
-
 uint64_t Ld64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -363,34 +358,37 @@ bool SkipCallchain(size_t body_size, const uint8_t** p, const uint8_t* end) {
 
 }  // namespace
 
+const uint8_t* DataWindow::Slow(uint64_t pos, size_t size) {
+  if (!read_) return file_->data().data() + pos;
+  begin_ = pos;
+  end_ = std::min<uint64_t>(file_->data().size(), pos + std::max<uint64_t>(kBytes, size));
+  buffer_.resize(std::max<size_t>(buffer_.size(), end_ - begin_));
+  file_->ReadData(begin_, end_ - begin_, buffer_.data());
+  return buffer_.data();
+}
+
 void PerfDataFile::ScanRecords() {
   const uint8_t* base = data_.data();
   size_t end = data_.size();
   size_t pos = 0;
-  size_t released = 0, prefaulted = 0;
-  uint64_t last_round_end = 0;
+  // A mapped file-mode file is read through a window (pread): its pages are never mapped into the
+  // process, so a 15 GB recording needs no 15 GB of memory to be opened, and the walk takes no
+  // page fault. Pipe-mode records keep spans into the data (tracing data, attrs): read in place.
+  DataWindow window(this, !pipe_mode_ && input_->mapped());
+  uint64_t last_cut = 0;
   while (pos < end) {
-    // A mapped file's pages walked over leave the resident set behind the walk: a 15 GB
-    // recording must not need 15 GB of memory to be opened.
-    if (pos - released >= kScanReleaseBytes && input_->mapped()) {
-      ReleaseData(released, pos);
-      released = pos;
-    }
-    if (pos >= prefaulted) prefaulted = PrefaultData(pos, end);
     if (end - pos < pd::kRecordHeaderSize) {
       diagnostics_->Bump(DiagId::kPerfdataTruncated);
       break;
     }
-    const uint8_t* r = base + pos;
-    // Each header's size says where the next is: a chain of loads the hardware prefetcher follows
-    // poorly across pages. Asking for the line a few KB ahead overlaps the misses (−5 % here).
-    __builtin_prefetch(r + kScanPrefetchBytes);
+    const uint8_t* r = window.At(pos, pd::kRecordHeaderSize);
     uint32_t type = Ld32(r);
     uint16_t size = Ld16(r + 6);
     if (size < pd::kRecordHeaderSize || size > end - pos) {
       diagnostics_->Bump(size < pd::kRecordHeaderSize ? DiagId::kPerfdataBadRecord : DiagId::kPerfdataTruncated);
       break;
     }
+    r = window.At(pos, size);
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
     size_t next = pos + size;
     switch (type) {
@@ -408,9 +406,9 @@ void PerfDataFile::ScanRecords() {
         break;
       case pd::kRecordFinishedRound:
         ++stats_.finished_rounds;
-        if (next - last_round_end >= round_spacing_) {
-          round_ends_.push_back(next);
-          last_round_end = next;
+        if (next - last_cut >= round_spacing_) {
+          cuts_.push_back({next, true});
+          last_cut = next;
         }
         break;
       case pd::kRecordCompressed: ++stats_.compressed_records; break;
@@ -442,10 +440,14 @@ void PerfDataFile::ScanRecords() {
         break;
       default: break;
     }
+    if (next - last_cut >= round_spacing_ && type != pd::kRecordFinishedRound && round_spacing_ != UINT64_MAX) {
+      cuts_.push_back({next, false});
+      last_cut = next;
+    }
     pos = next;
   }
   records_end_ = pos;
-  if (input_->mapped()) ReleaseData(released, end);
+  if (stats_.finished_rounds == 0) cuts_.clear();  // one round: nothing may go before its end
   BumpScanLosses(stats_, diagnostics_);
 }
 

@@ -53,13 +53,34 @@ struct PerfRecordStats {
   uint64_t compressed_records = 0;  // perf record -z: not decompressed (counted as loss)
 };
 
+class PerfDataFile;
+
+// Sequential access to a perf.data's records through a window read with pread(2) (`read`), or in
+// place in data() (not `read`: pipe-mode input in memory, fuzzers' bytes). At(pos, size) stays
+// valid until the next call; the caller keeps [pos, pos + size) inside data().
+class DataWindow {
+ public:
+  DataWindow(const PerfDataFile* file, bool read) : file_(file), read_(read) {}
+  const uint8_t* At(uint64_t pos, size_t size) {
+    return read_ && pos >= begin_ && pos + size <= end_ ? buffer_.data() + (pos - begin_) : Slow(pos, size);
+  }
+  static constexpr uint64_t kBytes = 256 << 10;  // > the largest record (u16 size); stays in L2
+
+ private:
+  const uint8_t* Slow(uint64_t pos, size_t size);  // in place, or reads the window at pos
+  const PerfDataFile* file_;
+  bool read_;
+  uint64_t begin_ = 0, end_ = 0;  // the window, inside data()
+  std::vector<uint8_t> buffer_;
+};
+
 class PerfDataFile {
  public:
   static Result<std::unique_ptr<PerfDataFile>> Open(const std::string& path, Diagnostics* diagnostics);
   // The same over an already opened input (MappedFile::View for fuzzers and tests).
   static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics);
-  // The same, keeping round_ends() at least `round_spacing` bytes apart (the parallel reader's cut;
-  // 0 keeps every FINISHED_ROUND).
+  // The same, keeping cuts() at least `round_spacing` bytes apart (the parallel reader's; 0 or 1
+  // cuts after every record).
   static Result<std::unique_ptr<PerfDataFile>> Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics,
                                                     uint64_t round_spacing);
 
@@ -75,9 +96,15 @@ class PerfDataFile {
   // Where the readable records end inside data() (before a cut-off or damaged record).
   size_t records_end() const { return records_end_; }
   uint64_t file_size() const { return input_->bytes().size(); }
-  // Offsets inside data() just past a PERF_RECORD_FINISHED_ROUND, ascending, at least the spacing
-  // Open was given apart: a reader may start a round at each of them.
-  const std::vector<uint64_t>& round_ends() const { return round_ends_; }
+  // Offsets inside data() where a reader may start, ascending, at least the spacing Open was given
+  // apart: just past a PERF_RECORD_FINISHED_ROUND (round_end), or past any record once a round runs
+  // on for the spacing (perf writes rounds of up to tens of MB; a reader holds a part until the
+  // round's end). None when the file has no FINISHED_ROUND: it is one round.
+  struct Cut {
+    uint64_t offset;
+    bool round_end;
+  };
+  const std::vector<Cut>& cuts() const { return cuts_; }
   // True when data() is the page cache's (a mapped regular file, not a pipe read into memory).
   bool mapped() const { return input_->mapped(); }
   // Drops the resident pages of data()[begin, end) (MappedFile::Release): they are read again from
@@ -95,6 +122,8 @@ class PerfDataFile {
     if (end > begin) input_->Prefault(data_offset_ + begin, end - begin);
     return end;
   }
+  // Copies data()[begin, begin + size) into `out` (MappedFile::ReadAt: pread, no page mapped).
+  void ReadData(uint64_t begin, size_t size, uint8_t* out) const { input_->ReadAt(data_offset_ + begin, size, out); }
   // The u64 at data()[offset] (0-filled past the file's end): a LOST record's count field.
   uint64_t LoadDataU64(uint64_t offset) const;
 
@@ -147,7 +176,7 @@ class PerfDataFile {
   uint64_t data_offset_ = 0;
   size_t records_end_ = 0;
   uint64_t round_spacing_ = UINT64_MAX;
-  std::vector<uint64_t> round_ends_;
+  std::vector<Cut> cuts_;
   TraceMeta meta_;
   PerfRecordStats stats_;
 };
