@@ -67,6 +67,7 @@ class ChunkPrefetcher {
   // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size.
   static constexpr size_t kAheadBytes = 8 << 20;
   static constexpr size_t kMinDepth = 4;
+  static constexpr size_t kWakeDepth = 4;  // chunks that wake a consumer sleeping on their stream
   struct Stream {
     std::span<const uint8_t> region;  // from the count to the file's end
     uint64_t size = 0;                // the BUFFER option's claim
@@ -99,8 +100,9 @@ class ChunkPrefetcher {
   std::condition_variable cv_;
   std::thread worker_;
   bool started_ = false, stop_ = false;
-  size_t ahead_bytes_ = kAheadBytes;                        // per stream, set by Start()
-  bool worker_waiting_ = false, consumer_waiting_ = false;  // notify only a thread that sleeps
+  size_t ahead_bytes_ = kAheadBytes;  // per stream, set by Start()
+  bool worker_waiting_ = false;       // notify only a thread that sleeps
+  int waiting_stream_ = -1;           // the stream the consumer sleeps on, -1 when it does not
 };
 
 }  // namespace exitscope
