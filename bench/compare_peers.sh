@@ -59,6 +59,7 @@ read -r pd1_wall pd1_cpu pd1_rss < <(best_of "$RUNS" "$BUILD/exitscope" report -
 read -r pk_wall pk_cpu pk_rss < <(best_of "$RUNS" perf kvm -i "$PERF" stat report --event=vmexit)
 floor() { "$BUILD/bench_floor" --runs "$RUNS" "$@" | sed -E 's/.*, ([0-9.]+) s .*/\1/'; }
 fl_touch_perf=$(floor touch "$PERF")
+fl_read_perf=$(floor read "$PERF")  # pread into a buffer: how the perf.data reader looks at its bytes
 fl_touch_raw=$(floor touch "$RAW")
 fl_zstd=$(floor zstd "$RAW")
 fl_zlib=$(floor zlib "$RAW")
@@ -81,10 +82,10 @@ row "exitscope report -j 1 (perf.data)" "$pd1_wall" "$pd1_cpu" "$pd1_rss"
 row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
 row "trace-cmd report > /dev/null (zstd)" "$tc_wall" "$tc_cpu" "$tc_rss"
 echo "(vs perf / vs tc: how many times faster than perf kvm stat report / trace-cmd report, in wall time)"
-echo "floor, all $(nproc) cores (bench_floor): touch perf.data $fl_touch_perf s, touch uncompressed trace.dat $fl_touch_raw s, zstd decompress of its bytes $fl_zstd s, zlib $fl_zlib s (1 MB chunks); in trace-cmd's 40 KB chunks zstd $fl_zstd_tc s, zlib $fl_zlib_tc s"
+echo "floor, all $(nproc) cores (bench_floor): touch perf.data $fl_touch_perf s (pread $fl_read_perf s), touch uncompressed trace.dat $fl_touch_raw s, zstd decompress of its bytes $fl_zstd s, zlib $fl_zlib s (1 MB chunks); in trace-cmd's 40 KB chunks zstd $fl_zstd_tc s, zlib $fl_zlib_tc s"
 awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
-    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" 'BEGIN{
-  printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes; ", pd / tp, pk / tp
+    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" 'BEGIN{
+  printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes, %.1fx their pread; ", pd / tp, pk / tp, pd / rp
   printf "zstd trace.dat %.1fx the zstd decompression (%.1fx in 40 KB chunks); uncompressed %.1fx the touch\n", es / zs, es / zt, raw / tr }'
 
 # Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
