@@ -5,8 +5,8 @@
 // sorted rounds — the same events, loss markers and diagnostics as OpenPerfDataRaw +
 // MakeDecodingSource, in the same order, since the rule depends only on the records' times, file
 // offsets and the running maximum time, all of which a round's parse yields.
-// In: a mapped perf.data, a thread count. Out: a KvmEventSource. Memory stays flat: a few chunks are
-// in flight and the file pages of a decoded chunk leave the resident set.
+// In: a mapped perf.data, a thread count. Out: a KvmEventSource. Memory stays flat: the chunks of two
+// rounds and a few more are in flight, and the file is read with pread (no page of it is mapped).
 // Assumption: perf's rounds bound how far a record can be late (as perf's own ordered_events
 // assumes); a file that breaks it gets the sequential reader's answer all the same, a chunk held
 // back by a late record costs its memory until that record is handed out.
