@@ -148,6 +148,22 @@ std::string ReadAllAsText(KvmEventSource& src, bool batches) {
   return out;
 }
 
+// The input as a file (memfd, -1 when it cannot be made): readers map it, or pread it, as a trace on
+// disk. The caller closes it.
+int MemFile(const char* name, const uint8_t* data, size_t size) {
+  int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::write(fd, data + done, size - done);
+    if (n <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
 }  // namespace
 
 // The parallel trace.dat reader against the sequential one (a differential target): the input is
@@ -156,16 +172,8 @@ std::string ReadAllAsText(KvmEventSource& src, bool batches) {
 // starts must be identical: a difference aborts. The input's last byte picks Next or NextBatch.
 // Seeds: fuzz/corpus/tracedat_sliced (uncompressed traces of 3 pages a CPU).
 int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
-  int fd = ::memfd_create("fuzz.dat", MFD_CLOEXEC);
+  int fd = MemFile("fuzz.dat", data, size);
   if (fd < 0) return 0;
-  for (size_t done = 0; done < size;) {
-    ssize_t n = ::write(fd, data + done, size - done);
-    if (n <= 0) {
-      ::close(fd);
-      return 0;
-    }
-    done += static_cast<size_t>(n);
-  }
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
   auto sliced = OpenTraceDatSliced(path, 2, 4096);
   if (sliced.ok() && SliceCount(**sliced) > 0) {
@@ -183,7 +191,8 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 // The parallel perf.data reader against the sequential one (a differential target): the input is
 // read with every FINISHED_ROUND a chunk boundary on 2 threads and with the sequential reader
 // (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics and the time span must
-// be identical: a difference aborts. The input's last byte picks Next or NextBatch.
+// be identical: a difference aborts. The input's last byte picks Next or NextBatch. Then the same
+// as a file (memfd), which the open walk and the round workers read with pread, not in place.
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);
@@ -200,6 +209,14 @@ int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   std::string seq = ReadAllAsText(*sequential, false);
   seq += span(*sequential);
   if (seq != par) std::abort();
+  int fd = MemFile("fuzz.perf.data", data, size);
+  if (fd < 0) return 0;
+  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
+  if (file.ok() && (*file)->mapped()) {
+    auto read = OpenPerfDataParallel(std::move(file.value()), 2, 1);
+    if (!read.ok() || ReadAllAsText(**read, batches) + span(**read) != par) std::abort();
+  }
+  ::close(fd);
   return 0;
 }
 
