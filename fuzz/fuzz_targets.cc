@@ -192,7 +192,8 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 // read with every FINISHED_ROUND a chunk boundary on 2 threads and with the sequential reader
 // (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics and the time span must
 // be identical: a difference aborts. The input's last byte picks Next or NextBatch. Then the same
-// as a file (memfd), which the open walk and the round workers read with pread, not in place.
+// as a file (memfd), which the open walk and the round workers read with pread, and the sequential
+// reader through its mapping.
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);
@@ -211,10 +212,14 @@ int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   if (seq != par) std::abort();
   int fd = MemFile("fuzz.perf.data", data, size);
   if (fd < 0) return 0;
-  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  auto file = MappedFile::Open(path);
   if (file.ok() && (*file)->mapped()) {
     auto read = OpenPerfDataParallel(std::move(file.value()), 2, 1);
     if (!read.ok() || ReadAllAsText(**read, batches) + span(**read) != par) std::abort();
+    // The sequential reader over the same file: the open walk's pread window, then the mapping.
+    auto blocks = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
+    if (!blocks.ok() || ReadAllAsText(**blocks, batches) + span(**blocks) != par) std::abort();
   }
   ::close(fd);
   return 0;
