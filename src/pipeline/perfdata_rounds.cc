@@ -68,7 +68,6 @@ struct Round {
 
 struct Chunk {
   uint64_t begin = 0, end = 0;  // inside data()
-  bool ends_round = false;      // `end` is just past a FINISHED_ROUND (PerfDataFile::Cut)
   std::vector<KvmEvent> events;
   std::vector<Entry> entries;
   std::vector<Round> rounds;
@@ -115,7 +114,6 @@ class ParallelPerfDataSource : public KvmEventSource {
       chunks_.emplace_back();
       chunks_.back().begin = begin;
       chunks_.back().end = cut.offset;
-      chunks_.back().ends_round = cut.round_end;
       begin = cut.offset;
     }
     if (begin < f.records_end()) {
@@ -373,7 +371,7 @@ class ParallelPerfDataSource : public KvmEventSource {
     merged_.insert(merged_.end(), pending_.begin(), pending_.end());
     merged_.insert(merged_.end(), round_parts_.begin(), round_parts_.end());
     merged_.insert(merged_.end(), c.entries.begin() + from, c.entries.begin() + end);
-    SortAscendingRuns(merged_.data(), merged_.data() + merged_.size(), ByTime, &fix_scratch_);
+    SortAscendingRuns(merged_.data(), merged_.data() + merged_.size(), ByTime, &sort_scratch_);
     round_parts_.clear();
   }
 
@@ -409,7 +407,7 @@ class ParallelPerfDataSource : public KvmEventSource {
         changed = true;
       }
     }
-    if (changed) SortAscendingRuns(c->entries.data() + from, c->entries.data() + end, ByTime, &fix_scratch_);
+    if (changed) SortAscendingRuns(c->entries.data() + from, c->entries.data() + end, ByTime, &sort_scratch_);
   }
 
   void Emit(const Entry& e) {
@@ -499,7 +497,7 @@ class ParallelPerfDataSource : public KvmEventSource {
 
   // The caller's thread only.
   size_t merged_round_ = 0, retired_ = 0;
-  std::vector<Entry> pending_, merged_, fix_scratch_;
+  std::vector<Entry> pending_, merged_, sort_scratch_;
   std::vector<Entry> round_parts_;     // the round's parts merged so far, each sorted (Round::part)
   bool round_parts_left_out_ = false;  // one of them had samples left out
   size_t ready_pos_ = 0, ready_end_ = 0;

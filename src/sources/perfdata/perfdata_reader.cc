@@ -356,16 +356,32 @@ bool SkipCallchain(size_t body_size, const uint8_t** p, const uint8_t* end) {
   return true;
 }
 
-}  // namespace
+// Sequential access to a perf.data's records through a window read with pread(2) (`read`), or in
+// place in data() (not `read`: pipe-mode input in memory, fuzzers' bytes). At(pos, size) stays
+// valid until the next call; the caller keeps [pos, pos + size) inside data().
+class DataWindow {
+ public:
+  DataWindow(const PerfDataFile* file, bool read) : file_(file), read_(read) {}
+  const uint8_t* At(uint64_t pos, size_t size) {
+    if (!read_) return file_->data().data() + pos;
+    if (pos < begin_ || pos + size > end_) {
+      begin_ = pos;
+      end_ = std::min<uint64_t>(file_->data().size(), pos + std::max<uint64_t>(kBytes, size));
+      buffer_.resize(std::max<size_t>(buffer_.size(), end_ - begin_));
+      file_->ReadData(begin_, end_ - begin_, buffer_.data());
+    }
+    return buffer_.data() + (pos - begin_);
+  }
 
-const uint8_t* DataWindow::Slow(uint64_t pos, size_t size) {
-  if (!read_) return file_->data().data() + pos;
-  begin_ = pos;
-  end_ = std::min<uint64_t>(file_->data().size(), pos + std::max<uint64_t>(kBytes, size));
-  buffer_.resize(std::max<size_t>(buffer_.size(), end_ - begin_));
-  file_->ReadData(begin_, end_ - begin_, buffer_.data());
-  return buffer_.data();
-}
+ private:
+  static constexpr uint64_t kBytes = 256 << 10;  // > the largest record (u16 size); stays in L2
+  const PerfDataFile* file_;
+  bool read_;
+  uint64_t begin_ = 0, end_ = 0;  // the window, inside data()
+  std::vector<uint8_t> buffer_;
+};
+
+}  // namespace
 
 void PerfDataFile::ScanRecords() {
   const uint8_t* base = data_.data();

@@ -53,27 +53,6 @@ struct PerfRecordStats {
   uint64_t compressed_records = 0;  // perf record -z: not decompressed (counted as loss)
 };
 
-class PerfDataFile;
-
-// Sequential access to a perf.data's records through a window read with pread(2) (`read`), or in
-// place in data() (not `read`: pipe-mode input in memory, fuzzers' bytes). At(pos, size) stays
-// valid until the next call; the caller keeps [pos, pos + size) inside data().
-class DataWindow {
- public:
-  DataWindow(const PerfDataFile* file, bool read) : file_(file), read_(read) {}
-  const uint8_t* At(uint64_t pos, size_t size) {
-    return read_ && pos >= begin_ && pos + size <= end_ ? buffer_.data() + (pos - begin_) : Slow(pos, size);
-  }
-  static constexpr uint64_t kBytes = 256 << 10;  // > the largest record (u16 size); stays in L2
-
- private:
-  const uint8_t* Slow(uint64_t pos, size_t size);  // in place, or reads the window at pos
-  const PerfDataFile* file_;
-  bool read_;
-  uint64_t begin_ = 0, end_ = 0;  // the window, inside data()
-  std::vector<uint8_t> buffer_;
-};
-
 class PerfDataFile {
  public:
   static Result<std::unique_ptr<PerfDataFile>> Open(const std::string& path, Diagnostics* diagnostics);
