@@ -5,7 +5,9 @@
 // reader has it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,7 +111,7 @@ TEST(PerfDataRoundsTest, RoundsCutIntoPartsGiveTheSequentialAnswer) {
   auto file = MappedFile::Open(path);
   ASSERT_TRUE(file.ok());
   Diagnostics diagnostics;
-  auto pf = PerfDataFile::Open(std::move(file.value()), &diagnostics, 1 << 20);
+  auto pf = PerfDataFile::Open(std::move(file.value()), &diagnostics, 1 << 20, 2);  // as the parallel reader
   ASSERT_TRUE(pf.ok());
   size_t round_ends = 0, parts = 0;
   for (const PerfDataFile::Cut& cut : (*pf)->cuts()) ++(cut.round_end ? round_ends : parts);
@@ -118,6 +120,84 @@ TEST(PerfDataRoundsTest, RoundsCutIntoPartsGiveTheSequentialAnswer) {
   size_t chunks = 0;
   EXPECT_EQ(Parallel(path, 1 << 20, true, &chunks), Sequential(path));
   EXPECT_EQ(chunks, round_ends + parts + 1) << "one chunk per cut, and the rest after the last";
+}
+
+// What the open walk finds, as one comparable text: counts, names, where the records end, the
+// diagnostics, and (`with_cuts`) the cuts.
+std::string OpenWalk(const std::string& bytes, uint64_t spacing, unsigned threads, bool with_cuts) {
+  Diagnostics diagnostics;
+  auto view = MappedFile::View({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "walk.perf.data");
+  auto pf = PerfDataFile::Open(std::move(view), &diagnostics, spacing, threads);
+  if (!pf.ok()) return "error " + pf.error().message;
+  const PerfDataFile& f = **pf;
+  const PerfRecordStats& st = f.stats();
+  std::string out = "samples " + std::to_string(st.samples) + " lost " + std::to_string(st.lost_records) + "/" +
+                    std::to_string(st.lost_events) + " rounds " + std::to_string(st.finished_rounds) + " end " +
+                    std::to_string(f.records_end()) + "\n";
+  for (const auto& [tid, comm] :
+       std::map<int32_t, std::string>(f.meta().comm_by_tid.begin(), f.meta().comm_by_tid.end()))
+    out += "comm " + std::to_string(tid) + " " + comm + "\n";
+  for (const auto& [tid, tgid] : std::map<int32_t, int32_t>(f.meta().tgid_by_tid.begin(), f.meta().tgid_by_tid.end()))
+    out += "tgid " + std::to_string(tid) + " " + std::to_string(tgid) + "\n";
+  for (const DiagnosticCounter& d : diagnostics.NonZero()) out += d.name + " " + std::to_string(d.count) + "\n";
+  for (const PerfDataFile::Cut& c : f.cuts()) {
+    if (with_cuts) out += "cut " + std::to_string(c.offset) + (c.round_end ? " end\n" : "\n");
+  }
+  return out;
+}
+
+// "" when the walks agree, else their first line that differs (gtest's diff of two texts of ~375 K
+// lines would take minutes).
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  if (i == a.size() && i == b.size()) return "";
+  auto line = [i](const std::string& t) {
+    size_t from = t.rfind('\n', i ? i - 1 : 0);
+    from = from == std::string::npos || i == 0 ? 0 : from + 1;
+    return t.substr(from, t.find('\n', from) - from);
+  };
+  return "two halves: '" + line(a) + "', one walk: '" + line(b) + "'";
+}
+
+// The open walk in two halves (the second from a FINISHED_ROUND header past the middle) finds what
+// one walk finds: on the real file, cut short inside the second half, and with a FINISHED_ROUND
+// header planted inside a sample past the middle, where the second half starts wrong and the
+// first half's chain, not landing on it, must walk on alone.
+TEST(PerfDataRoundsTest, OpenWalkInTwoHalvesFindsWhatOneWalkFinds) {
+  const std::string whole = testing::ReadFile(kShared + "/traces/nested-svm-6.1/dual-5000/perf.data");
+  ASSERT_GT(whole.size(), 16u << 20);
+  for (uint64_t spacing : {uint64_t{0}, uint64_t{4096}, uint64_t{1} << 20}) {
+    // Every record end is a cut at spacing 0, so the halves' cuts must be one walk's exactly.
+    const bool exact = spacing == 0;
+    EXPECT_EQ(FirstDifference(OpenWalk(whole, spacing, 2, exact), OpenWalk(whole, spacing, 1, exact)), "") << spacing;
+  }
+  std::string cut = whole.substr(0, whole.size() * 3 / 4 + 3);
+  EXPECT_EQ(FirstDifference(OpenWalk(cut, 0, 2, true), OpenWalk(cut, 0, 1, true)), "");
+  EXPECT_NE(OpenWalk(cut, 0, 1, true).find("perfdata.truncated"), std::string::npos);
+
+  // The data section's offset (perf_file_header: magic, size, attr_size, attrs{offset,size}, data{offset,size}).
+  uint64_t data_offset = 0, data_size = 0;
+  std::memcpy(&data_offset, whole.data() + 40, 8);
+  std::memcpy(&data_size, whole.data() + 48, 8);
+  // The first sample past the middle with room for a planted header inside its body.
+  uint64_t pos = 0, plant = 0;
+  while (pos + 8 <= data_size && !plant) {
+    uint32_t type = 0;
+    uint16_t size = 0;
+    std::memcpy(&type, whole.data() + data_offset + pos, 4);
+    std::memcpy(&size, whole.data() + data_offset + pos + 6, 2);
+    ASSERT_GE(size, 8u);
+    const uint64_t inside = (std::max(pos + 8, data_size / 2) + 7) & ~uint64_t{7};
+    if (type == 9 /* SAMPLE */ && pos + 8 <= inside && inside + 8 <= pos + size) plant = inside;
+    pos += size;
+  }
+  ASSERT_NE(plant, 0u);
+  std::string planted = whole;
+  const uint64_t header = 68 | uint64_t{8} << 48;  // PERF_RECORD_FINISHED_ROUND, size 8
+  std::memcpy(planted.data() + data_offset + plant, &header, 8);
+  EXPECT_EQ(FirstDifference(OpenWalk(planted, 0, 2, true), OpenWalk(planted, 0, 1, true)), "");
+  EXPECT_EQ(FirstDifference(OpenWalk(planted, 1 << 20, 2, false), OpenWalk(planted, 1 << 20, 1, false)), "");
 }
 
 TEST(PerfDataRoundsTest, ReportOpensPerfDataInParallel) {

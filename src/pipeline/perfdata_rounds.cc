@@ -111,7 +111,7 @@ class ParallelPerfDataSource : public KvmEventSource {
   Status Open(std::unique_ptr<MappedFile> input, unsigned threads, uint64_t chunk_bytes, const ClockOptions& clock,
               bool* parallel) {
     *parallel = false;
-    auto parts = OpenPerfDataParts(std::move(input), clock, chunk_bytes);
+    auto parts = OpenPerfDataParts(std::move(input), clock, chunk_bytes, threads);
     if (!parts.ok()) return parts.error();
     parts_ = std::move(parts.value());
     const PerfDataFile& f = *parts_.file;

@@ -1,7 +1,9 @@
 #include "sources/perfdata/perfdata_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "sources/perfdata/perfdata_format.h"
 
@@ -64,14 +66,14 @@ Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedF
 }
 
 Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics,
-                                                         uint64_t round_spacing) {
+                                                         uint64_t round_spacing, unsigned scan_threads) {
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
   f->input_ = std::move(input);
   f->round_spacing_ = round_spacing;
   f->diagnostics_ = diagnostics;
   f->meta_.source_path = f->input_->path();
   if (Status st = f->ParseFileHeader(); !st) return st.error();
-  f->ScanRecords();
+  f->ScanRecords(scan_threads);
   f->FinishAttrs();
   f->meta_.source_format = f->pipe_mode_ ? "perf.data (pipe mode)" : "perf.data";
   // Without attr.use_clockid samples carry perf_clock() (local_clock on x86: per-CPU, not global).
@@ -383,51 +385,137 @@ class DataWindow {
 
 }  // namespace
 
-void PerfDataFile::ScanRecords() {
-  const uint8_t* base = data_.data();
-  size_t end = data_.size();
-  size_t pos = 0;
+namespace {
+
+enum class WalkStop { kEnd, kReached, kTruncated, kBadRecord, kRefused };
+
+// The record chain from *pos: on(type, body, &next) for each whole record (false refuses it: the
+// walk stops before it), until `end`, or until *pos reaches `stop_at`. *pos: where it stopped.
+template <typename OnRecord>
+WalkStop WalkRecords(DataWindow& window, uint64_t* pos, uint64_t end, uint64_t stop_at, OnRecord&& on) {
+  while (*pos < end) {
+    if (*pos >= stop_at) return WalkStop::kReached;
+    if (end - *pos < pd::kRecordHeaderSize) return WalkStop::kTruncated;
+    const uint8_t* r = window.At(*pos, pd::kRecordHeaderSize);
+    const uint32_t type = Ld32(r);
+    const uint16_t size = Ld16(r + 6);
+    if (size < pd::kRecordHeaderSize) return WalkStop::kBadRecord;
+    if (size > end - *pos) return WalkStop::kTruncated;
+    r = window.At(*pos, size);
+    uint64_t next = *pos + size;
+    if (!on(type, std::span<const uint8_t>(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize), &next)) {
+      return WalkStop::kRefused;
+    }
+    *pos = next;
+  }
+  return WalkStop::kEnd;
+}
+
+// PerfDataFile::cuts()'s rule, record by record: after a FINISHED_ROUND, or after any record once a
+// round runs on for the spacing (UINT64_MAX: none).
+struct CutRule {
+  uint64_t spacing;
+  uint64_t last = 0;
+  void After(uint32_t type, uint64_t next, std::vector<PerfDataFile::Cut>* cuts) {
+    const bool round_end = type == pd::kRecordFinishedRound;
+    if ((round_end || spacing != UINT64_MAX) && next - last >= spacing) {
+      cuts->push_back({next, round_end});
+      last = next;
+    }
+  }
+};
+
+void CountRecord(uint32_t type, std::span<const uint8_t> body, PerfRecordStats* stats) {
+  switch (type) {
+    case pd::kRecordSample: ++stats->samples; break;
+    case pd::kRecordLost:  // u64 id; u64 lost.
+      ++stats->lost_records;
+      if (body.size() >= 16) stats->lost_events += Ld64(body.data() + 8);
+      break;
+    case pd::kRecordLostSamples:  // u64 lost.
+      ++stats->lost_records;
+      if (body.size() >= 8) stats->lost_events += Ld64(body.data());
+      break;
+    case pd::kRecordFinishedRound: ++stats->finished_rounds; break;
+    case pd::kRecordCompressed: ++stats->compressed_records; break;
+    default: break;
+  }
+}
+
+// The second half of a two-way open walk (file mode): from just past the first FINISHED_ROUND
+// header found at an 8-byte boundary at or after `from`, to the end. A header's bytes may also
+// occur inside a record, so what it finds counts only once the first half's record chain lands on
+// `start` (records are u64-aligned, as perf writes them: elsewhere it just finds nothing).
+struct ScanTail {
+  std::atomic<uint64_t> start{0};  // 0: not searched yet; UINT64_MAX: no FINISHED_ROUND found
+  std::atomic<bool> cancel{false};
+  uint64_t end = 0;
+  WalkStop stop = WalkStop::kEnd;
+  PerfRecordStats stats;
+  std::vector<PerfDataFile::Cut> cuts;
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> names;  // COMM and FORK bodies, in order
+
+  void Walk(const PerfDataFile& f, bool read, uint64_t from, uint64_t spacing) {
+    constexpr uint64_t kFinishedRoundHeader = uint64_t{pd::kRecordFinishedRound} | uint64_t{8} << 48;
+    DataWindow window(&f, read);
+    const uint64_t size = f.data().size();
+    uint64_t pos = (from + 7) & ~uint64_t{7}, found = UINT64_MAX;
+    while (found == UINT64_MAX && pos + 8 <= size && !cancel.load(std::memory_order_relaxed)) {
+      const uint64_t n = std::min<uint64_t>(size - pos, 64 << 10) & ~uint64_t{7};
+      const uint8_t* w = window.At(pos, n);
+      for (uint64_t i = 0; i < n; i += 8) {
+        if (Ld64(w + i) == kFinishedRoundHeader) {
+          found = pos + i + 8;
+          break;
+        }
+      }
+      pos += n;
+    }
+    start.store(found, std::memory_order_release);
+    if (found == UINT64_MAX) return;
+    CutRule rule{spacing, found};
+    end = found;
+    stop =
+        WalkRecords(window, &end, size, UINT64_MAX, [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
+          // Records only the first walk reads (pipe mode's), or the first half failed: stop.
+          if (type == pd::kRecordHeaderAttr || type == pd::kRecordHeaderTracingData ||
+              type == pd::kRecordHeaderFeature || cancel.load(std::memory_order_relaxed)) {
+            return false;
+          }
+          CountRecord(type, body, &stats);
+          if (type == pd::kRecordComm || type == pd::kRecordFork)
+            names.emplace_back(type, std::vector<uint8_t>(body.begin(), body.end()));
+          rule.After(type, *next, &cuts);
+          return true;
+        });
+  }
+};
+
+}  // namespace
+
+void PerfDataFile::ScanRecords(unsigned threads) {
+  const uint64_t end = data_.size();
   // A mapped file-mode file is read through a window (pread): its pages are never mapped into the
   // process, so a 15 GB recording needs no 15 GB of memory to be opened, and the walk takes no
   // page fault. Pipe-mode records keep spans into the data (tracing data, attrs): read in place.
-  DataWindow window(this, !pipe_mode_ && input_->mapped());
-  uint64_t last_cut = 0;
-  while (pos < end) {
-    if (end - pos < pd::kRecordHeaderSize) {
-      diagnostics_->Bump(DiagId::kPerfdataTruncated);
-      break;
-    }
-    const uint8_t* r = window.At(pos, pd::kRecordHeaderSize);
-    uint32_t type = Ld32(r);
-    uint16_t size = Ld16(r + 6);
-    if (size < pd::kRecordHeaderSize || size > end - pos) {
-      diagnostics_->Bump(size < pd::kRecordHeaderSize ? DiagId::kPerfdataBadRecord : DiagId::kPerfdataTruncated);
-      break;
-    }
-    r = window.At(pos, size);
-    std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
-    size_t next = pos + size;
+  const bool read = !pipe_mode_ && input_->mapped();
+  DataWindow window(this, read);
+  CutRule rule{round_spacing_};
+  // Two halves on two cores when each holds several chunks (the parallel reader's walk, which its
+  // workers wait for): the second from a FINISHED_ROUND past the middle.
+  ScanTail tail;
+  std::thread second;
+  uint64_t stop_at = UINT64_MAX;
+  if (threads >= 2 && !pipe_mode_ && round_spacing_ != UINT64_MAX &&
+      end / 16 >= std::max<uint64_t>(round_spacing_, 8)) {
+    stop_at = end / 2;
+    second = std::thread([&] { tail.Walk(*this, read, end / 2, round_spacing_); });
+  }
+  auto on = [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
+    CountRecord(type, body, &stats_);
     switch (type) {
-      case pd::kRecordSample: ++stats_.samples; break;
       case pd::kRecordComm: ApplyComm(body, &meta_); break;
       case pd::kRecordFork: ApplyFork(body, &meta_); break;
-      case pd::kRecordLost:
-        // u64 id; u64 lost.
-        ++stats_.lost_records;
-        if (body.size() >= 16) stats_.lost_events += Ld64(body.data() + 8);
-        break;
-      case pd::kRecordLostSamples:
-        ++stats_.lost_records;
-        if (body.size() >= 8) stats_.lost_events += Ld64(body.data());
-        break;
-      case pd::kRecordFinishedRound:
-        ++stats_.finished_rounds;
-        if (next - last_cut >= round_spacing_) {
-          cuts_.push_back({next, true});
-          last_cut = next;
-        }
-        break;
-      case pd::kRecordCompressed: ++stats_.compressed_records; break;
       case pd::kRecordHeaderAttr:
         // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
         if (body.size() >= pd::kAttrMinSize) {
@@ -441,13 +529,13 @@ void PerfDataFile::ScanRecords() {
         if (body.size() >= 4) {
           uint64_t tsize = Ld32(body.data());
           uint64_t padded = (tsize + 7) & ~uint64_t{7};
-          if (padded > end - next) {
+          if (padded > end - *next) {
             diagnostics_->Bump(DiagId::kPerfdataTruncated);
-            pos = end;
-            continue;
+            *next = end;
+            return true;
           }
-          tracing_data_ = std::span<const uint8_t>(base + next, tsize);
-          next += padded;
+          tracing_data_ = std::span<const uint8_t>(data_.data() + *next, tsize);
+          *next += padded;
         }
         break;
       case pd::kRecordHeaderFeature:
@@ -456,11 +544,43 @@ void PerfDataFile::ScanRecords() {
         break;
       default: break;
     }
-    if (next - last_cut >= round_spacing_ && type != pd::kRecordFinishedRound && round_spacing_ != UINT64_MAX) {
-      cuts_.push_back({next, false});
-      last_cut = next;
+    rule.After(type, *next, &cuts_);
+    return true;
+  };
+  uint64_t pos = 0;
+  WalkStop stop = WalkRecords(window, &pos, end, stop_at, on);
+  if (second.joinable()) {
+    uint64_t start = 0;
+    if (stop == WalkStop::kReached) {
+      while ((start = tail.start.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
+      if (start != UINT64_MAX) stop = WalkRecords(window, &pos, end, start, on);
     }
-    pos = next;
+    const bool joined = stop == WalkStop::kReached && pos == start;  // the chain lands on it
+    if (!joined) tail.cancel = true;
+    second.join();
+    if (joined) {
+      stats_.samples += tail.stats.samples;
+      stats_.lost_records += tail.stats.lost_records;
+      stats_.lost_events += tail.stats.lost_events;
+      stats_.finished_rounds += tail.stats.finished_rounds;
+      stats_.compressed_records += tail.stats.compressed_records;
+      for (const auto& [type, body] : tail.names) {
+        (type == pd::kRecordComm ? ApplyComm : ApplyFork)(body, &meta_);
+      }
+      if (cuts_.empty() || cuts_.back().offset != start) cuts_.push_back({start, true});  // where it began
+      cuts_.insert(cuts_.end(), tail.cuts.begin(), tail.cuts.end());
+      pos = tail.end;
+      stop = tail.stop;
+      if (stop == WalkStop::kRefused) {  // a record only this walk reads: on from there
+        rule.last = cuts_.back().offset;
+        stop = WalkRecords(window, &pos, end, UINT64_MAX, on);
+      }
+    } else if (stop == WalkStop::kReached) {
+      stop = WalkRecords(window, &pos, end, UINT64_MAX, on);  // `start` was inside a record
+    }
+  }
+  if (stop == WalkStop::kTruncated || stop == WalkStop::kBadRecord) {
+    diagnostics_->Bump(stop == WalkStop::kBadRecord ? DiagId::kPerfdataBadRecord : DiagId::kPerfdataTruncated);
   }
   records_end_ = pos;
   if (stats_.finished_rounds == 0) cuts_.clear();  // one round: nothing may go before its end

@@ -59,10 +59,10 @@ class PerfDataRawSource : public RawEventSource {
 }  // namespace
 
 Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock,
-                                        uint64_t round_spacing) {
+                                        uint64_t round_spacing, unsigned scan_threads) {
   const std::string path = input->path();
   auto diagnostics = std::make_unique<Diagnostics>();
-  auto file = PerfDataFile::Open(std::move(input), diagnostics.get(), round_spacing);
+  auto file = PerfDataFile::Open(std::move(input), diagnostics.get(), round_spacing, scan_threads);
   if (!file) return file.error();
   if ((*file)->tracing_data().empty()) {
     return MakeError(
