@@ -84,6 +84,7 @@ struct alignas(64) Chunk {
   uint64_t left_out = 0;  // samples of an undecoded type: neither sorted nor merged
   DecodeAnomalies anomalies;
   uint64_t first_ts_ns = UINT64_MAX, last_ts_ns = 0;  // of every sample, kvm or not
+  unsigned worker = 0;                                // that parsed it
   size_t remaining = 0;                               // entries not handed out yet (caller's thread)
   bool done = false;
 };
@@ -138,7 +139,8 @@ class ParallelPerfDataSource : public KvmEventSource {
     left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
     max_ahead_ = threads + kAheadBeyondWorkers;
-    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+    free_.resize(threads);
+    for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this, i] { Work(i); });
     return Status::Ok();
   }
 
@@ -170,7 +172,7 @@ class ParallelPerfDataSource : public KvmEventSource {
  private:
   // ---- workers ----
 
-  void Work() {
+  void Work(unsigned worker) {
     std::vector<Entry> scratch;  // SortAscendingRuns's, kept across chunks
     std::vector<uint8_t> bytes;  // the chunk's records, read
     for (;;) {
@@ -182,10 +184,16 @@ class ParallelPerfDataSource : public KvmEventSource {
         if (stop_ || next_ >= chunks_.size()) return;
         i = next_++;
         c = &chunks_[i];
-        if (!free_.empty()) {
-          c->events = std::move(free_.back().first);
-          c->entries = std::move(free_.back().second);
-          free_.pop_back();
+        c->worker = worker;
+        // Its own buffers first: their lines may still be in this core's caches.
+        for (size_t k = 0; k < free_.size(); ++k) {
+          auto& list = free_[(worker + k) % free_.size()];
+          if (list.empty()) continue;
+          c->events = std::move(list.back().first);
+          c->entries = std::move(list.back().second);
+          list.pop_back();
+          --free_count_;
+          break;
         }
       }
       // Room for the largest chunk of the smallest samples up front (growing by doubling copies each
@@ -468,7 +476,10 @@ class ParallelPerfDataSource : public KvmEventSource {
       Chunk& c = chunks_[retired_++];
       c.events.clear();
       c.entries.clear();
-      if (free_.size() < kFreeBuffers) free_.emplace_back(std::move(c.events), std::move(c.entries));
+      if (free_count_ < kFreeBuffers) {
+        free_[c.worker].emplace_back(std::move(c.events), std::move(c.entries));
+        ++free_count_;
+      }
       c.events = {};
       c.entries = {};
       c.rounds = {};
@@ -503,7 +514,8 @@ class ParallelPerfDataSource : public KvmEventSource {
   size_t next_ = 0;  // next chunk a worker takes
   size_t max_ahead_ = 0;
   bool stop_ = false;
-  std::vector<std::pair<std::vector<KvmEvent>, std::vector<Entry>>> free_;
+  std::vector<std::vector<std::pair<std::vector<KvmEvent>, std::vector<Entry>>>> free_;  // by worker
+  size_t free_count_ = 0;
   std::vector<std::thread> workers_;
   size_t merged_chunk_ = 0;  // chunk being merged (written by the caller's thread under mu_ reads)
 
