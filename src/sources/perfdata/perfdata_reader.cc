@@ -559,11 +559,7 @@ void PerfDataFile::ScanRecords(unsigned threads) {
     if (!joined) tail.cancel = true;
     second.join();
     if (joined) {
-      stats_.samples += tail.stats.samples;
-      stats_.lost_records += tail.stats.lost_records;
-      stats_.lost_events += tail.stats.lost_events;
-      stats_.finished_rounds += tail.stats.finished_rounds;
-      stats_.compressed_records += tail.stats.compressed_records;
+      stats_.Add(tail.stats);
       for (const auto& [type, body] : tail.names) {
         (type == pd::kRecordComm ? ApplyComm : ApplyFork)(body, &meta_);
       }

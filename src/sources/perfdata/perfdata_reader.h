@@ -51,6 +51,15 @@ struct PerfRecordStats {
   uint64_t lost_events = 0;  // sum of PERF_RECORD_LOST.lost and LOST_SAMPLES.lost
   uint64_t finished_rounds = 0;
   uint64_t compressed_records = 0;  // perf record -z: not decompressed (counted as loss)
+
+  // Another stretch of the same file's counts (the open walk's second half).
+  void Add(const PerfRecordStats& o) {
+    samples += o.samples;
+    lost_records += o.lost_records;
+    lost_events += o.lost_events;
+    finished_rounds += o.finished_rounds;
+    compressed_records += o.compressed_records;
+  }
 };
 
 class PerfDataFile {
