@@ -5,6 +5,7 @@
 // reader has it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -210,6 +211,34 @@ TEST(PerfDataRoundsTest, ReportOpensPerfDataInParallel) {
   EXPECT_EQ(PerfChunkCount(**one), 0u);
 }
 
+// A reader let go before the end (dump --limit, a failed write) stops its workers, some of them
+// waiting for room ahead of a merge that stopped, others mid-chunk. Each case returns (else the
+// test hangs until ctest's timeout) with the first events the sequential reader has.
+TEST(PerfDataRoundsTest, ReaderLetGoEarlyStopsItsThreads) {
+  const std::string path = kShared + "/traces/nested-svm-6.1/dual-5000/perf.data";
+  auto seq = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
+  ASSERT_TRUE(seq.ok());
+  std::vector<uint64_t> want;
+  KvmEvent e;
+  while (want.size() < 20000 && (*seq)->Next(&e, nullptr)) want.push_back(e.ts_ns);
+  for (uint64_t chunk_bytes : {uint64_t{4096}, uint64_t{0}}) {
+    for (size_t batches : {0, 1, 3}) {
+      auto in = MappedFile::Open(path);
+      ASSERT_TRUE(in.ok());
+      auto src = OpenPerfDataParallel(std::move(in.value()), 2, chunk_bytes);
+      ASSERT_TRUE(src.ok());
+      ASSERT_GT(PerfChunkCount(**src), 0u);
+      std::vector<uint64_t> got;
+      KvmEventBatch b;
+      for (size_t i = 0; i < batches && (*src)->NextBatch(&b); ++i) {
+        for (const KvmEvent& x : b.events) got.push_back(x.ts_ns);
+      }
+      EXPECT_EQ(got.size() > 0, batches > 0) << chunk_bytes;
+      got.resize(std::min(got.size(), want.size()));
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << chunk_bytes << " " << batches;
+    }
+  }
+}
 // Seeds of fuzz/perfdata_rounds_seeds.py: a sample of every third round moved a round later, a LOST
 // and a LOST_SAMPLES record without trailer times (stamped with the running maximum time).
 TEST(PerfDataRoundsTest, LateRecordsAndLossRecordsAsTheSequentialReaderHasThem) {
