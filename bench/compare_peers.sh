@@ -60,6 +60,9 @@ read -r pk_wall pk_cpu pk_rss < <(best_of "$RUNS" perf kvm -i "$PERF" stat repor
 floor() { "$BUILD/bench_floor" --runs "$RUNS" "$@" | sed -E 's/.*, ([0-9.]+) s .*/\1/'; }
 fl_touch_perf=$(floor touch "$PERF")
 fl_read_perf=$(floor read "$PERF")  # pread into a buffer: how the perf.data reader looks at its bytes
+# How fast each core is now: on this VM one vCPU is at times ~1.4x slower than the other for
+# minutes, and every figure with it; runs in different states do not compare.
+cores=$("$BUILD/bench_floor" --runs "$RUNS" cores "$RAW")
 fl_touch_raw=$(floor touch "$RAW")
 fl_zstd=$(floor zstd "$RAW")
 fl_zlib=$(floor zlib "$RAW")
@@ -83,6 +86,7 @@ row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
 row "trace-cmd report > /dev/null (zstd)" "$tc_wall" "$tc_cpu" "$tc_rss"
 echo "(vs perf / vs tc: how many times faster than perf kvm stat report / trace-cmd report, in wall time)"
 echo "floor, all $(nproc) cores (bench_floor): touch perf.data $fl_touch_perf s (pread $fl_read_perf s), touch uncompressed trace.dat $fl_touch_raw s, zstd decompress of its bytes $fl_zstd s, zlib $fl_zlib s (1 MB chunks); in trace-cmd's 40 KB chunks zstd $fl_zstd_tc s, zlib $fl_zlib_tc s"
+echo "each core alone (bench_floor $cores)"
 awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
     -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" 'BEGIN{
   printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes, %.1fx their pread; ", pd / tp, pk / tp, pd / rp

@@ -5,6 +5,11 @@
 //   bench_floor read FILE    the same through pread(2) into a 1 MB buffer per thread (no mapping)
 //   bench_floor zstd FILE    FILE cut in 1 MB chunks, each compressed (level 3, untimed), then every
 //   bench_floor zlib FILE    chunk decompressed (zlib: level 6): what a compressed trace.dat costs
+//   bench_floor cores FILE   the first 32 MB of FILE decompressed (zstd, 1 MB chunks) on each core in
+//                            turn, pinned: how fast each core is now. On this VM one vCPU is at times
+//                            ~1.4x slower than the other for minutes (a busy sibling thread, a lower
+//                            clock), and every figure with it; also the round trip of one cache line
+//                            between two threads.
 // Options: -j N threads (default: one per core), --runs N (best of, default 3), --chunk BYTES (zstd,
 // zlib: 1 MB by default; trace-cmd compresses 10 pages a chunk, 40960 bytes of 4 KB pages. Each
 // chunk is a frame of its own: on the ×27 trace zlib took 0.33 s in 40 KB chunks against 0.25 s in
@@ -12,6 +17,8 @@
 // Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s" (the best run's wall
 // and its CPU time, user + system of all threads).
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -88,6 +95,89 @@ std::vector<uint8_t> ReadWhole(int fd, size_t size) {
 
 }  // namespace
 
+// Decompresses `packed` (zstd frames of `lengths` bytes) on one thread pinned to `cpu`, best of
+// `runs`; 0 when the thread cannot run there.
+double DecompressOnCore(int cpu, const std::vector<std::vector<uint8_t>>& packed, const std::vector<size_t>& lengths,
+                        int runs) {
+  double best = 0;
+  std::thread t([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) != 0) return;
+    std::vector<uint8_t> out(kChunk);
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    for (int r = 0; r < runs; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t c = 0; c < packed.size(); ++c) {
+        ZSTD_decompressDCtx(dctx, out.data(), lengths[c], packed[c].data(), packed[c].size());
+        sink += out[0];
+      }
+      const double s = Seconds(t0);
+      if (best == 0 || s < best) best = s;
+    }
+    ZSTD_freeDCtx(dctx);
+  });
+  t.join();
+  return best;
+}
+
+// Two threads hand one cache line back and forth; the mean round trip in ns (0 on one core).
+double LineRoundTripNs() {
+  if (std::thread::hardware_concurrency() < 2) return 0;  // the two would spin on one core
+  constexpr int kTrips = 100000;
+  alignas(64) std::atomic<int> line{0};
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread other([&] {
+    for (int i = 0; i < kTrips; ++i) {
+      while (line.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      line.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  for (int i = 0; i < kTrips; ++i) {
+    line.store(2 * i + 1, std::memory_order_release);
+    while (line.load(std::memory_order_acquire) != 2 * i + 2) {
+    }
+  }
+  other.join();
+  return Seconds(t0) * 1e9 / kTrips;
+}
+
+// Out: "cores: cpu0 S s, cpu1 S s, ... (slowest N.NNx the fastest), line round trip N ns".
+int Cores(int fd, size_t size, int runs) {
+  const size_t n = std::min<size_t>(size, 32 << 20);
+  std::vector<uint8_t> raw = ReadWhole(fd, n);
+  std::vector<std::vector<uint8_t>> packed;
+  std::vector<size_t> lengths;
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    std::vector<uint8_t> out(ZSTD_compressBound(len));
+    out.resize(ZSTD_compress(out.data(), out.size(), raw.data() + at, len, 3));
+    packed.push_back(std::move(out));
+    lengths.push_back(len);
+  }
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ::sched_getaffinity(0, sizeof allowed, &allowed);
+  double lo = 0, hi = 0;
+  std::printf("cores:");
+  const char* sep = " ";
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    const double s = DecompressOnCore(cpu, packed, lengths, runs);
+    if (s == 0) continue;
+    std::printf("%scpu%d %.3f s", sep, cpu, s);
+    sep = ", ";
+    lo = lo == 0 ? s : std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  std::printf(" (slowest %.2fx the fastest)", lo > 0 ? hi / lo : 0.0);
+  if (double rt = LineRoundTripNs(); rt > 0) std::printf(", line round trip %.0f ns", rt);
+  std::printf("\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   int runs = 3;
@@ -106,7 +196,7 @@ int main(int argc, char** argv) {
     }
   }
   if (args.size() != 2) {
-    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] touch|read|zstd|zlib FILE\n");
+    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] touch|read|zstd|zlib|cores FILE\n");
     return 64;
   }
   const std::string mode = args[0], path = args[1];
@@ -199,8 +289,10 @@ int main(int argc, char** argv) {
                           },
                           best));
     }
+  } else if (mode == "cores") {
+    return Cores(fd, size, runs);
   } else {
-    std::fprintf(stderr, "bench_floor: unknown mode '%s' (touch, read, zstd, zlib)\n", mode.c_str());
+    std::fprintf(stderr, "bench_floor: unknown mode '%s' (touch, read, zstd, zlib, cores)\n", mode.c_str());
     return 64;
   }
   ::close(fd);
