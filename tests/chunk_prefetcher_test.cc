@@ -124,5 +124,46 @@ TEST_P(ChunkPrefetcherClaims, NoCountAtAllIsTruncated) {
 INSTANTIATE_TEST_SUITE_P(InlineAndThreaded, ChunkPrefetcherClaims, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "threaded" : "inline"; });
 
+// Several CPUs' tables decompressed ahead on one to three threads (each CPU on one thread at a
+// time): every stream's chunks come out whole and in file order, read in turn as the CPU merger
+// does, and each stream ends as it does inline.
+TEST(ChunkPrefetcherThreads, EveryStreamInOrderOnSeveralThreads) {
+  std::vector<std::vector<uint8_t>> tables;
+  std::vector<uint64_t> sizes;
+  for (int chunks : {2000, 3, 570, 0, 1200}) {
+    uint64_t bytes = 0;
+    tables.push_back(Table(static_cast<uint32_t>(chunks), chunks, &bytes));
+    sizes.push_back(bytes);
+  }
+  auto read = [&](unsigned threads) {
+    ChunkPrefetcher p(Codec::kNone);
+    for (size_t i = 0; i < tables.size(); ++i) p.AddStream(tables[i], sizes[i]);
+    if (threads) p.Start(threads);
+    std::vector<std::string> got(tables.size());
+    std::vector<bool> done(tables.size());
+    for (size_t left = tables.size(); left > 0;) {
+      for (size_t i = 0; i < tables.size(); ++i) {
+        if (done[i]) continue;
+        ChunkPrefetcher::Chunk c;
+        ChunkPrefetcher::StreamEnd end;
+        if (p.Next(static_cast<int>(i), &c, &end)) {
+          EXPECT_FALSE(c.corrupt);
+          got[i] += std::string(c.bytes.begin(), c.bytes.end()) + "|";
+        } else {
+          EXPECT_FALSE(end.truncated || end.size_mismatch || end.count_mismatch) << i;
+          done[i] = true;
+          --left;
+        }
+      }
+    }
+    return got;
+  };
+  const std::vector<std::string> want = read(0);
+  EXPECT_EQ(want[0].size(), 2000u * 2001 / 2 + 2000);  // chunk i: i + 1 bytes and its '|'
+  for (int round = 0; round < 5; ++round) {
+    for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(read(threads), want) << threads << " threads";
+  }
+}
+
 }  // namespace
 }  // namespace exitscope

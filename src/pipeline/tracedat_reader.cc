@@ -53,7 +53,8 @@ class TraceDatReader : public RawEventSource {
 
   // A file whose header OpenTraceDatShared already parsed.
   void Adopt(TraceDatShared shared, TraceMeta meta, FormatRegistry formats, Diagnostics diagnostics,
-             const TraceDatLayout& layout) {
+             const TraceDatLayout& layout, unsigned prefetch_threads) {
+    prefetch_threads_ = prefetch_threads;
     shared_ = std::move(shared);
     meta_ = std::move(meta);
     formats_ = std::move(formats);
@@ -75,7 +76,7 @@ class TraceDatReader : public RawEventSource {
       merger_.Add(std::move(s));
     }
     // A second thread pays off once there is more than a few chunks' worth of data.
-    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start();
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start(prefetch_threads_);
   }
 
   void Finish() {
@@ -103,6 +104,7 @@ class TraceDatReader : public RawEventSource {
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
+  unsigned prefetch_threads_ = 1;
   bool finished_ = false;
 };
 
@@ -126,9 +128,11 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(std::unique_ptr<MappedFile>
 }
 
 std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
-                                                   Diagnostics diagnostics, const TraceDatLayout& layout) {
+                                                   Diagnostics diagnostics, const TraceDatLayout& layout,
+                                                   unsigned prefetch_threads) {
   auto reader = std::make_unique<TraceDatReader>();
-  reader->Adopt(std::move(shared), std::move(meta), std::move(formats), std::move(diagnostics), layout);
+  reader->Adopt(std::move(shared), std::move(meta), std::move(formats), std::move(diagnostics), layout,
+                prefetch_threads);
   return reader;
 }
 

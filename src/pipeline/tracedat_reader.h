@@ -25,9 +25,11 @@ Result<std::unique_ptr<RawEventSource>> OpenTraceDat(std::unique_ptr<MappedFile>
 Result<std::unique_ptr<RawEventSource>> OpenTraceDatBuffer(std::span<const uint8_t> bytes, const std::string& name);
 
 // The sequential reader (tracedat_reader.cc) over a file OpenTraceDatShared already parsed: the
-// sliced reader hands over a file it will not slice, so the header is parsed once.
+// sliced reader hands over a file it will not slice, so the header is parsed once. A compressed
+// file's CPUs are decompressed ahead on up to `prefetch_threads` threads (one CPU on one at a time).
 std::unique_ptr<RawEventSource> MakeTraceDatReader(TraceDatShared shared, TraceMeta meta, FormatRegistry formats,
-                                                   Diagnostics diagnostics, const TraceDatLayout& layout);
+                                                   Diagnostics diagnostics, const TraceDatLayout& layout,
+                                                   unsigned prefetch_threads = 1);
 
 // True when the bytes start with the trace.dat / tracing-data magic.
 bool LooksLikeTraceDat(std::span<const uint8_t> head);

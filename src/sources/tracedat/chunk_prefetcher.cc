@@ -12,7 +12,7 @@ ChunkPrefetcher::~ChunkPrefetcher() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  for (std::thread& t : workers_) t.join();
 }
 
 namespace {
@@ -85,7 +85,7 @@ bool ChunkPrefetcher::ReadChunk(const Stream& s, uint32_t* usize, std::span<cons
   return r.ok();
 }
 
-bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
+bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor) {
   if (s.chunks_left == 0 && !s.end_checked) CheckEnd(s);
   if (s.chunks_left == 0) return false;
   uint32_t usize = 0;
@@ -107,39 +107,44 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out) {
   out->corrupt = !PlausibleUncompressedSize(csize, usize);
   if (!out->corrupt) {
     out->bytes.resize(usize);
-    out->corrupt = !decompressor_.Decompress(data, out->bytes);
+    out->corrupt = !decompressor.Decompress(data, out->bytes);
   }
   if (out->corrupt) out->bytes.clear();
   return true;
 }
 
-void ChunkPrefetcher::Start() {
+void ChunkPrefetcher::Start(unsigned threads) {
   if (started_ || streams_.empty()) return;
   started_ = true;
   ahead_bytes_ = kAheadBytes / streams_.size();
-  worker_ = std::thread([this] { Work(); });
+  threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(streams_.size()));
+  for (unsigned i = 0; i < threads; ++i) worker_decompressors_.push_back(std::make_unique<Decompressor>(codec_));
+  for (unsigned i = 0; i < threads; ++i) {
+    workers_.emplace_back([this, d = worker_decompressors_[i].get()] { Work(*d); });
+  }
 }
 
-void ChunkPrefetcher::Work() {
+void ChunkPrefetcher::Work(Decompressor& decompressor) {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     // The stream with the fewest chunks waiting: the one the merger will starve on first.
     Stream* pick = nullptr;
     for (Stream& s : streams_) {
-      if (Pending(s) && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
+      if (!s.busy && Pending(s) && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
     }
     // The stream the consumer sleeps on first: it is woken once kWakeDepth chunks wait there.
     if (waiting_stream_ >= 0) {
       Stream& w = streams_[static_cast<size_t>(waiting_stream_)];
-      if (Pending(w) && !w.full) pick = &w;
+      if (!w.busy && Pending(w) && !w.full) pick = &w;
     }
     if (stop_) return;
     if (!pick) {
-      worker_waiting_ = true;
+      ++workers_waiting_;
       cv_.wait(lock);
-      worker_waiting_ = false;
+      --workers_waiting_;
       continue;
     }
+    pick->busy = true;
     Chunk chunk;
     if (!free_.empty()) {
       chunk.bytes = std::move(free_.back());
@@ -147,8 +152,9 @@ void ChunkPrefetcher::Work() {
     }
     lock.unlock();
     // Only this thread touches a stream's cursor once started; the consumer reads `ready` only.
-    bool more = Produce(*pick, &chunk);
+    bool more = Produce(*pick, &chunk, decompressor);
     lock.lock();
+    pick->busy = false;
     if (more) {
       pick->ready_bytes += chunk.bytes.size();
       pick->ready.push_back(std::move(chunk));
@@ -167,14 +173,14 @@ void ChunkPrefetcher::Work() {
 bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
   Stream& s = streams_[stream];
   if (!started_) {
-    bool more = Produce(s, out);
+    bool more = Produce(s, out, decompressor_);
     *end = s.how;
     return more;
   }
   std::unique_lock<std::mutex> lock(mu_);
   if (!out->bytes.empty() || out->bytes.capacity()) free_.push_back(std::move(out->bytes));
   while (s.ready.empty() && !s.done) {
-    if (worker_waiting_) cv_.notify_all();
+    if (workers_waiting_) cv_.notify_all();
     waiting_stream_ = stream;
     cv_.wait(lock);
     waiting_stream_ = -1;
@@ -186,7 +192,7 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
   s.ready_bytes -= out->bytes.size();
   if (s.full && (s.ready.size() < kMinDepth / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
     s.full = false;
-    if (worker_waiting_) cv_.notify_all();
+    if (workers_waiting_) cv_.notify_all();
   }
   return true;
 }

@@ -47,7 +47,7 @@ class ChunkPrefetcher {
     bool count_mismatch = false;  // whole chunks follow the count's, up to the size: read as well
   };
 
-  explicit ChunkPrefetcher(Codec codec) : decompressor_(codec) {}
+  explicit ChunkPrefetcher(Codec codec) : codec_(codec), decompressor_(codec) {}
   ~ChunkPrefetcher();
   ChunkPrefetcher(const ChunkPrefetcher&) = delete;
   ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
@@ -55,8 +55,8 @@ class ChunkPrefetcher {
   // Registers one CPU's chunk table, `tail` the file from its count to the file's end and `size` the
   // CPU's size in the BUFFER option; returns its stream index. Call before Start().
   int AddStream(std::span<const uint8_t> tail, uint64_t size);
-  // Starts the worker thread.
-  void Start();
+  // Starts the worker threads (each stream is decompressed by one of them at a time, in order).
+  void Start(unsigned threads = 1);
   // The next chunk of `stream` (the previous one's buffer is recycled); false when the table is done,
   // and then *end says how it ended.
   bool Next(int stream, Chunk* out, StreamEnd* end);
@@ -81,9 +81,10 @@ class ChunkPrefetcher {
     std::deque<Chunk> ready;  // worker → consumer, in file order
     size_t ready_bytes = 0;   // decompressed bytes in `ready`
     bool full = false;        // filled to kAheadBytes; not refilled until drained to half
+    bool busy = false;        // a worker is decompressing its next chunk
   };
   // Reads and decompresses the stream's next chunk into *out; false when the table is done.
-  bool Produce(Stream& s, Chunk* out);
+  bool Produce(Stream& s, Chunk* out, Decompressor& decompressor);
   // Whether Produce may still find a chunk in the stream.
   static bool Pending(const Stream& s) { return s.chunks_left || !(s.end_checked || s.how.truncated); }
   // The claims part (see the top): the chunk at s.pos would cross the size, or the count's chunks
@@ -91,17 +92,19 @@ class ChunkPrefetcher {
   static void CrossSize(Stream& s);
   static void CheckEnd(Stream& s);
   static bool ReadChunk(const Stream& s, uint32_t* usize, std::span<const uint8_t>* data);
-  void Work();
+  void Work(Decompressor& decompressor);
 
-  Decompressor decompressor_;  // used by one thread only: the worker, or the caller when inline
+  Codec codec_;
+  Decompressor decompressor_;  // the caller's, when inline
   std::vector<Stream> streams_;
   std::vector<std::vector<uint8_t>> free_;  // recycled chunk buffers
   std::mutex mu_;
   std::condition_variable cv_;
-  std::thread worker_;
+  std::vector<std::unique_ptr<Decompressor>> worker_decompressors_;  // one per worker
+  std::vector<std::thread> workers_;
   bool started_ = false, stop_ = false;
   size_t ahead_bytes_ = kAheadBytes;  // per stream, set by Start()
-  bool worker_waiting_ = false;       // notify only a thread that sleeps
+  unsigned workers_waiting_ = 0;      // notify only when a thread sleeps
   int waiting_stream_ = -1;           // the stream the consumer sleeps on, -1 when it does not
 };
 
