@@ -1,5 +1,6 @@
-// Decompresses trace.dat v7 data chunks ahead of the page walker, on a second thread, so zstd (about
-// 40% of a report's CPU time) overlaps walking, decoding and pairing. In: each CPU's chunk table
+// Decompresses trace.dat v7 data chunks ahead of the page walker, on worker threads (each CPU's
+// chunks on one worker at a time, so in order), so zstd (about 40% of a report's CPU time) overlaps
+// walking, decoding and pairing. In: each CPU's chunk table
 // ({u32 count} then {u32 compressed size, u32 size, bytes} per chunk). Out: per CPU, the decompressed
 // chunks in file order. Memory stays flat: at most kAheadBytes in all (but kMinDepth chunks per CPU
 // at least) wait decompressed.
