@@ -118,7 +118,7 @@ TEST(CliErrors, EveryCommandAnswersCli11RefusalsWithAHint) {
   ExpectUsage("report", "FILE: trace.dat, perf.data or trace text");
   ExpectUsage("report --bogus " + kVmx, "--help` lists the options");
   ExpectUsage("dump --json=maybe " + kVmx, "--json");
-  ExpectUsage("advise -j -1 " + kVmx, "-j,--threads: threads decoding");
+  ExpectUsage("advise -j -1 " + kVmx, "-j,--threads: threads reading the input");
   ExpectUsage("top -d 0", "-d,--delay: seconds between refreshes (0.05..3600)");
   ExpectUsage("record -o /tmp/exitscope-cli-errors.dat --duration -1", "--duration: stop after S seconds");
   ExpectUsage("bench --iterations 0", "--iterations: run exactly N iterations");

@@ -63,8 +63,7 @@ struct AdviseArgs {
 void DeclareAdviseOptions(CLI::App& app, AdviseArgs* a) {
   app.add_option("FILE", a->path, "trace to advise on")->required();
   app.add_flag("--json", a->json, fmt::format("JSON output (schema exitscope.advise/{})", kAdviseJsonSchemaVersion));
-  app.add_option("-j,--threads", a->threads,
-                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8; 1 = sequential)");
+  app.add_option("-j,--threads", a->threads, kThreadsHelp);
   app.add_option("--bench", a->bench_path,
                  "`exitscope bench --json` output from this host: its measured round trips price fixes the "
                  "trace cannot (untimed exits), and are shown beside the trace's own prices")

@@ -40,6 +40,11 @@ int FinishStdout(int code, bool quiet_epipe = false);
 // --threads: 0 means one decoding thread per core, at most 8 (more stop paying off past memory
 // bandwidth); any other value as given.
 unsigned DecodeThreads(unsigned requested);
+// What -j does, in every command's --help.
+inline constexpr const char* kThreadsHelp =
+    "threads reading the input (default: one per core, up to 8; 1 = sequential): an uncompressed "
+    "trace.dat is decoded in time slices and a perf.data in rounds on this many; a compressed "
+    "trace.dat's CPUs are decompressed ahead on this many less one (at least one)";
 
 // --tsc-khz N, the one parse every command reading a trace shares: converts a trace recorded with
 // the x86-tsc clock (and no TSC2NSEC option) to ns. Out of range: a usage error (64).

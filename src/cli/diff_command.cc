@@ -139,8 +139,7 @@ void DeclareDiffOptions(CLI::App& app, DiffArgs* d) {
                  "also write one self-contained HTML page to OUT (- = stdout, then no table): the verdict, both "
                  "sides and every row before -> after; no network needed to view it")
       ->option_text("OUT");
-  app.add_option("-j,--threads", d->threads,
-                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
+  app.add_option("-j,--threads", d->threads, kThreadsHelp);
   AddClockOptions(app, &d->clock);
 }
 

@@ -138,9 +138,7 @@ void DeclareReportOptions(CLI::App& app, ReportArgs* a) {
                  "draw the handling-time histogram of this exit reason (any spelling) on log buckets, p50 and "
                  "p99 marked, per group of --by");
   app.add_flag("--details,!--no-details", a->options.details, "MSR/port/MMIO/… breakdowns (default on)");
-  app.add_option("-j,--threads", a->threads,
-                 "threads decoding an uncompressed trace.dat, also for --by rip and --folded (default: one per "
-                 "core, up to 8; 1 = sequential)");
+  app.add_option("-j,--threads", a->threads, kThreadsHelp);
   AddClockOptions(app, &a->clock);
   app.add_option("--input-format,--format", a->input_format,
                  "auto (default: by content), tracedat, perfdata (or perf), text")

@@ -59,8 +59,7 @@ void DeclareTimelineOptions(CLI::App& app, TimelineArgs* a) {
                  fmt::format("write at most N exits (default {}, ~125 MB; 0 = all)", kDefaultTimelineExits))
       ->option_text("N");
   AddFilterOptions(app, &a->filter_args, kFilterPid | kFilterVcpu | kFilterReason | kFilterWindow);
-  app.add_option("-j,--threads", a->threads,
-                 "threads decoding an uncompressed trace.dat (default: one per core, up to 8)");
+  app.add_option("-j,--threads", a->threads, kThreadsHelp);
   AddClockOptions(app, &a->clock);
 }
 

@@ -107,7 +107,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   // When Open said not to slice: the sequential reader over what Open parsed (no second parse).
   std::unique_ptr<KvmEventSource> Sequential() {
     return MakeDecodingSource(MakeTraceDatReader(std::move(shared_), std::move(meta_), std::move(formats_),
-                                                 std::move(diagnostics_), layout_, std::max(1u, threads_ - 1)));
+                                                 std::move(diagnostics_), layout_, threads_ > 1 ? threads_ - 1 : 1));
   }
 
   bool Next(KvmEvent* event, LostEvents* lost) override {
