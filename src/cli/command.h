@@ -40,6 +40,10 @@ int FinishStdout(int code, bool quiet_epipe = false);
 // --threads: 0 means one decoding thread per core, at most 8 (more stop paying off past memory
 // bandwidth); any other value as given.
 unsigned DecodeThreads(unsigned requested);
+// "\rreading  42.0%" on stderr, flushed: the progress line of a long read. Capped at 100 %: a
+// compressed file whose header understates its sizes is read past its stated end.
+void PrintProgress(uint64_t done, uint64_t total);
+
 // What -j does, in every command's --help.
 inline constexpr const char* kThreadsHelp =
     "threads reading the input (default: one per core, up to 8; 1 = sequential): an uncompressed "

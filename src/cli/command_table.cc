@@ -27,6 +27,13 @@ std::span<const Command> Commands() {
   return kCommands;
 }
 
+void PrintProgress(uint64_t done, uint64_t total) {
+  if (total == 0) return;
+  const double pct = 100.0 * static_cast<double>(std::min(done, total)) / static_cast<double>(total);
+  std::fprintf(stderr, "\rreading %5.1f%%", pct);
+  std::fflush(stderr);
+}
+
 unsigned DecodeThreads(unsigned requested) {
   if (requested) return requested;
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);

@@ -251,9 +251,6 @@ int Dump(const DumpOptions& opt) {
   std::string line;
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
-  auto show_progress = [](uint64_t done, uint64_t total) {
-    std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total));
-  };
   DriveEvents(
       src,
       [&](const RawEvent& ev, const LostEvents* lost) {
@@ -266,7 +263,7 @@ int Dump(const DumpOptions& opt) {
         if (!WriteStdout(line)) return false;  // FinishStdout says why
         return !(opt.limit && ++printed >= opt.limit);
       },
-      progress ? ProgressFn(show_progress) : ProgressFn());
+      progress ? ProgressFn(PrintProgress) : ProgressFn());
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) std::fprintf(stderr, "\r%20s\r", "");
   if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);

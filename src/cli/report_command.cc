@@ -92,12 +92,6 @@ constexpr const char* kReportExitStatus =
     "hint names the valid values; also a --reason the trace's ISA has no equivalent of); 66 input\n"
     "missing or a directory; 74 I/O error; 77 permission denied.";
 
-void PrintProgress(uint64_t done, uint64_t total) {
-  if (total == 0) return;
-  std::fprintf(stderr, "\rreading %5.1f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total));
-  std::fflush(stderr);
-}
-
 // What the command line gave, bound to the options before parsing.
 struct ReportArgs {
   std::string path, by = "reason", input_format = "auto";
