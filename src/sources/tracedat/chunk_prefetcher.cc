@@ -151,7 +151,7 @@ void ChunkPrefetcher::Work(Decompressor& decompressor) {
       free_.pop_back();
     }
     lock.unlock();
-    // Only this thread touches a stream's cursor once started; the consumer reads `ready` only.
+    // Only the worker that marked the stream busy touches its cursor; the consumer reads `ready` only.
     bool more = Produce(*pick, &chunk, decompressor);
     lock.lock();
     pick->busy = false;

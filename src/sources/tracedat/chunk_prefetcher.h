@@ -63,7 +63,7 @@ class ChunkPrefetcher {
   bool Next(int stream, Chunk* out, StreamEnd* end);
 
  private:
-  // The worker fills each stream up to its share of kAheadBytes of decompressed chunks, then sleeps
+  // The workers fill each stream up to its share of kAheadBytes of decompressed chunks, then sleep
   // until the consumer drained half: with 40 KB chunks one wake-up per chunk cost ~3,400 context
   // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size.
   static constexpr size_t kAheadBytes = 8 << 20;
