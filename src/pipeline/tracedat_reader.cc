@@ -54,16 +54,15 @@ class TraceDatReader : public RawEventSource {
   // A file whose header OpenTraceDatShared already parsed.
   void Adopt(TraceDatShared shared, TraceMeta meta, FormatRegistry formats, Diagnostics diagnostics,
              const TraceDatLayout& layout, unsigned prefetch_threads) {
-    prefetch_threads_ = prefetch_threads;
     shared_ = std::move(shared);
     meta_ = std::move(meta);
     formats_ = std::move(formats);
     diagnostics_ = std::move(diagnostics);
-    AddStreams(layout);
+    AddStreams(layout, prefetch_threads);
   }
 
  private:
-  void AddStreams(const TraceDatLayout& l) {
+  void AddStreams(const TraceDatLayout& l, unsigned prefetch_threads = 1) {
     if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
     const uint64_t file_size = shared_.file->bytes().size();
     for (const auto& c : l.cpus) {
@@ -75,8 +74,8 @@ class TraceDatReader : public RawEventSource {
       streams_.push_back(s.get());
       merger_.Add(std::move(s));
     }
-    // A second thread pays off once there is more than a few chunks' worth of data.
-    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start(prefetch_threads_);
+    // Prefetch threads pay off once there is more than a few chunks' worth of data.
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start(prefetch_threads);
   }
 
   void Finish() {
@@ -104,7 +103,6 @@ class TraceDatReader : public RawEventSource {
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
   uint64_t data_bytes_ = 0;
-  unsigned prefetch_threads_ = 1;
   bool finished_ = false;
 };
 

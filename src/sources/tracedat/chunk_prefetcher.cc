@@ -118,13 +118,11 @@ void ChunkPrefetcher::Start(unsigned threads) {
   started_ = true;
   ahead_bytes_ = kAheadBytes / streams_.size();
   threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(streams_.size()));
-  for (unsigned i = 0; i < threads; ++i) worker_decompressors_.push_back(std::make_unique<Decompressor>(codec_));
-  for (unsigned i = 0; i < threads; ++i) {
-    workers_.emplace_back([this, d = worker_decompressors_[i].get()] { Work(*d); });
-  }
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
 }
 
-void ChunkPrefetcher::Work(Decompressor& decompressor) {
+void ChunkPrefetcher::Work() {
+  Decompressor decompressor(decompressor_.codec());
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     // The stream with the fewest chunks waiting: the one the merger will starve on first.

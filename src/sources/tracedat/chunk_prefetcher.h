@@ -48,7 +48,7 @@ class ChunkPrefetcher {
     bool count_mismatch = false;  // whole chunks follow the count's, up to the size: read as well
   };
 
-  explicit ChunkPrefetcher(Codec codec) : codec_(codec), decompressor_(codec) {}
+  explicit ChunkPrefetcher(Codec codec) : decompressor_(codec) {}
   ~ChunkPrefetcher();
   ChunkPrefetcher(const ChunkPrefetcher&) = delete;
   ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
@@ -93,15 +93,13 @@ class ChunkPrefetcher {
   static void CrossSize(Stream& s);
   static void CheckEnd(Stream& s);
   static bool ReadChunk(const Stream& s, uint32_t* usize, std::span<const uint8_t>* data);
-  void Work(Decompressor& decompressor);
+  void Work();
 
-  Codec codec_;
-  Decompressor decompressor_;  // the caller's, when inline
+  Decompressor decompressor_;  // the caller's, when inline (each worker has its own)
   std::vector<Stream> streams_;
   std::vector<std::vector<uint8_t>> free_;  // recycled chunk buffers
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Decompressor>> worker_decompressors_;  // one per worker
   std::vector<std::thread> workers_;
   bool started_ = false, stop_ = false;
   size_t ahead_bytes_ = kAheadBytes;  // per stream, set by Start()
