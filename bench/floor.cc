@@ -95,6 +95,27 @@ std::vector<uint8_t> ReadWhole(int fd, size_t size) {
 
 }  // namespace
 
+// `raw` cut in `chunk`-byte pieces, each compressed on its own (zstd level 3, zlib level 6) into
+// *packed, its length before into *lengths.
+void Pack(const std::vector<uint8_t>& raw, size_t chunk, bool zstd, std::vector<std::vector<uint8_t>>* packed,
+          std::vector<size_t>* lengths) {
+  for (size_t at = 0; at < raw.size(); at += chunk) {
+    const size_t n = std::min(chunk, raw.size() - at);
+    lengths->push_back(n);
+    std::vector<uint8_t> out;
+    if (zstd) {
+      out.resize(ZSTD_compressBound(n));
+      out.resize(ZSTD_compress(out.data(), out.size(), raw.data() + at, n, 3));
+    } else {
+      uLongf len = compressBound(static_cast<uLong>(n));
+      out.resize(len);
+      compress2(out.data(), &len, raw.data() + at, static_cast<uLong>(n), 6);
+      out.resize(len);
+    }
+    packed->push_back(std::move(out));
+  }
+}
+
 // Decompresses `packed` (zstd frames of `lengths` bytes) on one thread pinned to `cpu`, best of
 // `runs`; 0 when the thread cannot run there.
 double DecompressOnCore(int cpu, const std::vector<std::vector<uint8_t>>& packed, const std::vector<size_t>& lengths,
@@ -146,17 +167,9 @@ double LineRoundTripNs() {
 
 // Out: "cores: cpu0 S s, cpu1 S s, ... (slowest N.NNx the fastest), line round trip N ns".
 int Cores(int fd, size_t size, int runs) {
-  const size_t n = std::min<size_t>(size, 32 << 20);
-  std::vector<uint8_t> raw = ReadWhole(fd, n);
   std::vector<std::vector<uint8_t>> packed;
   std::vector<size_t> lengths;
-  for (size_t at = 0; at < n; at += kChunk) {
-    const size_t len = std::min(kChunk, n - at);
-    std::vector<uint8_t> out(ZSTD_compressBound(len));
-    out.resize(ZSTD_compress(out.data(), out.size(), raw.data() + at, len, 3));
-    packed.push_back(std::move(out));
-    lengths.push_back(len);
-  }
+  Pack(ReadWhole(fd, std::min<size_t>(size, 32 << 20)), kChunk, true, &packed, &lengths);
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   ::sched_getaffinity(0, sizeof allowed, &allowed);
@@ -249,25 +262,9 @@ int main(int argc, char** argv) {
     }
   } else if (mode == "zstd" || mode == "zlib") {
     const bool zstd = mode == "zstd";
-    std::vector<uint8_t> raw = ReadWhole(fd, size);
     std::vector<std::vector<uint8_t>> packed;
     std::vector<size_t> lengths;
-    for (size_t at = 0; at < size; at += chunk) {
-      size_t n = std::min(chunk, size - at);
-      lengths.push_back(n);
-      std::vector<uint8_t> out;
-      if (zstd) {
-        out.resize(ZSTD_compressBound(n));
-        out.resize(ZSTD_compress(out.data(), out.size(), raw.data() + at, n, 3));
-      } else {
-        uLongf len = compressBound(static_cast<uLong>(n));
-        out.resize(len);
-        compress2(out.data(), &len, raw.data() + at, static_cast<uLong>(n), 6);
-        out.resize(len);
-      }
-      packed.push_back(std::move(out));
-    }
-    raw = {};
+    Pack(ReadWhole(fd, size), chunk, zstd, &packed, &lengths);
     for (int r = 0; r < runs; ++r) {
       std::atomic<size_t> next{0};
       best = std::min(best,
