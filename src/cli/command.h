@@ -43,6 +43,8 @@ unsigned DecodeThreads(unsigned requested);
 // "\rreading  42.0%" on stderr, flushed: the progress line of a long read. Capped at 100 %: a
 // compressed file whose header understates its sizes is read past its stated end.
 void PrintProgress(uint64_t done, uint64_t total);
+// Blanks the progress line once the read is done, so what follows starts at column 0.
+void ClearProgress();
 
 // What -j does, in every command's --help.
 inline constexpr const char* kThreadsHelp =

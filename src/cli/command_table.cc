@@ -34,6 +34,8 @@ void PrintProgress(uint64_t done, uint64_t total) {
   std::fflush(stderr);
 }
 
+void ClearProgress() { std::fprintf(stderr, "\r%20s\r", ""); }
+
 unsigned DecodeThreads(unsigned requested) {
   if (requested) return requested;
   return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);

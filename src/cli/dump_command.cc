@@ -265,7 +265,7 @@ int Dump(const DumpOptions& opt) {
       },
       progress ? ProgressFn(PrintProgress) : ProgressFn());
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
-  if (progress) std::fprintf(stderr, "\r%20s\r", "");
+  if (progress) ClearProgress();
   if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
   return FinishDump(src.diagnostics());
 }

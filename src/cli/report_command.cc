@@ -226,7 +226,7 @@ int RunTableReport(const ReportArgs& a, InputFormat fmt, const Filters& filters,
       &source.value(), a.path, fmt, [&](KvmEventSource& src) { report = BuildReport(src, options, progress); },
       a.clock);
   if (!read.ok()) return PrintError(read.error());
-  if (tty && (*source)->bytes_total()) std::fprintf(stderr, "\r%20s\r", "");
+  if (tty && (*source)->bytes_total()) ClearProgress();
   Isa isa = IsaFromName(report.context.isa);
   if (Status st = CheckReasonForIsa(filters, isa); !st.ok()) return PrintError(st.error());
   if (Status st = CheckReasonForIsa(histogram_filter, isa); !st.ok()) return PrintError(st.error());
