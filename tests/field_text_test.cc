@@ -2,6 +2,7 @@
 // print as comma-separated two-digit hex, scalars as numbers, fields past the payload as nothing.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -29,6 +30,44 @@ TEST(FieldText, ArrayFieldsAreCommaSeparatedHex) {
   AppendFieldsText(*format, std::span<const uint8_t>(payload).first(23), &text);
   EXPECT_NE(text.find("insn={"), std::string::npos) << text;
   EXPECT_NE(text.find(" flags=0 failed=0"), std::string::npos) << text;
+}
+
+// A plan worked out once reads every record as AppendFieldsText does, with signed, unsigned, hex,
+// string and array fields (the format text below), and with a payload cut short.
+TEST(FieldText, OnePlanForManyRecords) {
+  const char* text =
+      "name: mixed\nID: 9\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
+      "\tfield:u8 flags;\toffset:12;\tsize:1;\tsigned:0;\n"
+      "\tfield:u64 gpa;\toffset:16;\tsize:8;\tsigned:0;\n"
+      "\tfield:char comm[8];\toffset:24;\tsize:8;\tsigned:1;\n"
+      "\tfield:u8 raw[3];\toffset:32;\tsize:3;\tsigned:0;\n"
+      "\tfield:__data_loc char[] msg;\toffset:36;\tsize:4;\tsigned:1;\n\n"
+      "print fmt: \"x\"\n";
+  auto format = ParseEventFormat(text, "test");
+  ASSERT_TRUE(format.ok()) << format.error().message;
+  ASSERT_EQ(format->fields.size(), 6u);
+  FieldTextPlan plan(*format);
+  std::vector<uint8_t> payload(46, 0);
+  const int32_t delta = -5;
+  std::memcpy(&payload[8], &delta, 4);
+  payload[12] = 200;
+  payload[16] = 0xef, payload[17] = 0xbe;
+  std::memcpy(&payload[24], "qemu", 4);
+  payload[32] = 0x0a, payload[34] = 0xff;
+  payload[36] = 40, payload[38] = 3;  // __data_loc: offset 40, length 3
+  std::memcpy(&payload[40], "hi\0", 3);
+  std::string once;
+  plan.Append(payload, &once);
+  EXPECT_EQ(once, " delta=-5 flags=200 gpa=0xbeef comm=qemu raw={0a,00,ff} msg=hi");
+  std::string by_call;
+  AppendFieldsText(*format, payload, &by_call);
+  EXPECT_EQ(by_call, once);
+  // Cut inside gpa: what lies past the end reads 0 and prints empty.
+  std::string cut;
+  plan.Append(std::span<const uint8_t>(payload).first(20), &cut);
+  EXPECT_EQ(cut, " delta=-5 flags=200 gpa=0x0 comm= raw={} msg=");
 }
 
 }  // namespace

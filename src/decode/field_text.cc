@@ -1,7 +1,6 @@
 #include "decode/field_text.h"
 
-#include <fmt/format.h>
-
+#include "base/append_number.h"
 #include "base/byte_reader.h"
 
 namespace exitscope {
@@ -30,48 +29,62 @@ bool IsScalar(const FieldFormat& f) {
          f.type.find('[') == std::string::npos;
 }
 
-std::string StringValue(std::span<const uint8_t> b) {
+// A char array or string up to its first NUL.
+void AppendString(std::span<const uint8_t> b, std::string* out) {
   size_t n = 0;
   while (n < b.size() && b[n]) ++n;
-  return std::string(reinterpret_cast<const char*>(b.data()), n);
+  out->append(reinterpret_cast<const char*>(b.data()), n);
 }
 
-// "0f,a2,…". By table, not one fmt call per byte: an array field can span a whole 4 KiB record, and
-// the format fuzzer spent ~65 % of its time here on such inputs.
-std::string HexBytes(std::span<const uint8_t> b) {
-  static constexpr char kHexDigits[] = "0123456789abcdef";
+std::string StringValue(std::span<const uint8_t> b) {
   std::string s;
-  s.reserve(b.size() * 3);
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i) s.push_back(',');
-    s.push_back(kHexDigits[b[i] >> 4]);
-    s.push_back(kHexDigits[b[i] & 0xf]);
-  }
+  AppendString(b, &s);
   return s;
+}
+
+// "{0f,a2,…}". By table, not one fmt call per byte: an array field can span a whole 4 KiB record,
+// and the format fuzzer spent ~65 % of its time here on such inputs.
+void AppendHexBytes(std::span<const uint8_t> b, std::string* out) {
+  static constexpr char kHexDigits[] = "0123456789abcdef";
+  out->reserve(out->size() + b.size() * 3 + 2);
+  out->push_back('{');
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i) out->push_back(',');
+    out->push_back(kHexDigits[b[i] >> 4]);
+    out->push_back(kHexDigits[b[i] & 0xf]);
+  }
+  out->push_back('}');
 }
 
 }  // namespace
 
-void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payload, std::string* out) {
+FieldTextPlan::FieldTextPlan(const EventFormat& format) {
+  fields_.reserve(format.fields.size());
   for (const FieldFormat& f : format.fields) {
-    out->push_back(' ');
-    out->append(f.name);
-    out->push_back('=');
-    if (IsScalar(f)) {
-      if (f.is_signed)
-        fmt::format_to(std::back_inserter(*out), "{}", ReadSigned(&f, payload));
-      else if (f.size == 8)
-        fmt::format_to(std::back_inserter(*out), "{:#x}", ReadUnsigned(&f, payload));
-      else
-        fmt::format_to(std::back_inserter(*out), "{}", ReadUnsigned(&f, payload));
-    } else if (IsCharType(f)) {
-      out->append(StringValue(FieldBytes(f, payload)));
-    } else {
-      out->push_back('{');
-      out->append(HexBytes(FieldBytes(f, payload)));
-      out->push_back('}');
+    Kind kind = Kind::kBytes;
+    if (IsScalar(f))
+      kind = f.is_signed ? Kind::kSigned : f.size == 8 ? Kind::kHex : Kind::kUnsigned;
+    else if (IsCharType(f))
+      kind = Kind::kString;
+    fields_.push_back({&f, kind, " " + f.name + "="});
+  }
+}
+
+void FieldTextPlan::Append(std::span<const uint8_t> payload, std::string* out) const {
+  for (const Field& field : fields_) {
+    out->append(field.prefix);
+    switch (field.kind) {
+      case Kind::kSigned: AppendSigned(out, ReadSigned(field.format, payload)); break;
+      case Kind::kUnsigned: AppendDecimal(out, ReadUnsigned(field.format, payload)); break;
+      case Kind::kHex: AppendHex(out, ReadUnsigned(field.format, payload)); break;
+      case Kind::kString: AppendString(FieldBytes(*field.format, payload), out); break;
+      case Kind::kBytes: AppendHexBytes(FieldBytes(*field.format, payload), out); break;
     }
   }
+}
+
+void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payload, std::string* out) {
+  FieldTextPlan(format).Append(payload, out);
 }
 
 void AppendFieldsJson(const EventFormat& format, std::span<const uint8_t> payload, nlohmann::json* out) {

@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,26 @@
 
 namespace exitscope {
 
-// Appends " name=value" for every non-common field.
+// How each non-common field of one format prints, worked out once: the field's type text is read
+// here, not per record (a dump prints millions of records of a few formats). Holds pointers into
+// `format`, which must outlive it.
+class FieldTextPlan {
+ public:
+  explicit FieldTextPlan(const EventFormat& format);
+  // Appends " name=value" for every non-common field.
+  void Append(std::span<const uint8_t> payload, std::string* out) const;
+
+ private:
+  enum class Kind : uint8_t { kSigned, kUnsigned, kHex, kString, kBytes };
+  struct Field {
+    const FieldFormat* format;
+    Kind kind;
+    std::string prefix;  // " name="
+  };
+  std::vector<Field> fields_;
+};
+
+// Appends " name=value" for every non-common field (FieldTextPlan for one record).
 void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payload, std::string* out);
 // Every non-common field as a JSON member (numbers stay numbers).
 void AppendFieldsJson(const EventFormat& format, std::span<const uint8_t> payload, nlohmann::json* out);
