@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analysis/exit_driver.h"
+#include "base/append_number.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
 #include "decode/exit_reasons.h"
@@ -56,13 +57,16 @@ struct DumpOptions {
 
 // Times not in ns (TSC cycles, counts) print as the integers they are, as trace-cmd report does.
 void AppendTs(std::string* out, uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
-  auto it = std::back_inserter(*out);
-  if (unit != TimeUnit::kNs)
-    fmt::format_to(it, "{}", ts_ns);
-  else if (ns)
-    fmt::format_to(it, "{}.{:09}", ts_ns / 1000000000, ts_ns % 1000000000);
+  if (unit != TimeUnit::kNs) {
+    AppendDecimal(out, ts_ns);
+    return;
+  }
+  AppendDecimal(out, ts_ns / 1000000000);
+  out->push_back('.');
+  if (ns)
+    AppendPadded(out, ts_ns % 1000000000, 9);
   else
-    fmt::format_to(it, "{}.{:06}", ts_ns / 1000000000, (ts_ns % 1000000000) / 1000);
+    AppendPadded(out, (ts_ns % 1000000000) / 1000, 6);
 }
 
 std::string FormatTs(uint64_t ts_ns, bool ns, TimeUnit unit = TimeUnit::kNs) {
@@ -199,14 +203,61 @@ Result<std::set<uint16_t>> ResolveEvents(const FormatRegistry& formats, const st
   return wanted;
 }
 
-// One record, every field decoded by its format (none for a type id without one), into *line (its
-// buffer reused from record to record: a dump is a line per record, millions of them).
-void RawEventLine(const RawEvent& ev, const EventFormat* fmt, const TraceMeta& meta, const DumpOptions& opt,
-                  const std::string& ts_key, std::string* line) {
-  auto comm_it = meta.comm_by_tid.find(ev.tid);
-  std::string_view comm = comm_it != meta.comm_by_tid.end() ? std::string_view(comm_it->second)
-                                                            : std::string_view(ev.tid == 0 ? "<idle>" : "<...>");
-  line->clear();
+// Each type id's format and field plan, worked out at its first record: the id's lookup hashes,
+// and the plan reads the fields' type texts, once per id instead of once per record.
+class FormatPlans {
+ public:
+  explicit FormatPlans(const FormatRegistry& formats) : formats_(formats) {}
+
+  struct Plan {
+    const EventFormat* format = nullptr;  // none: a type id the trace has no format for
+    std::unique_ptr<FieldTextPlan> fields;
+    bool looked_up = false;
+  };
+
+  const Plan& Get(uint16_t id) {
+    if (id >= plans_.size()) plans_.resize(size_t{id} + 1);
+    Plan& p = plans_[id];
+    if (!p.looked_up) {
+      p.looked_up = true;
+      p.format = formats_.ById(id);
+      if (p.format) p.fields = std::make_unique<FieldTextPlan>(*p.format);
+    }
+    return p;
+  }
+
+ private:
+  const FormatRegistry& formats_;
+  std::vector<Plan> plans_;
+};
+
+// The thread name of a tid, remembered for the next record: records come in runs of one thread.
+class CommLookup {
+ public:
+  explicit CommLookup(const TraceMeta& meta) : meta_(meta) {}
+  std::string_view Get(int32_t tid) {
+    if (tid != tid_ || !known_) {
+      auto it = meta_.comm_by_tid.find(tid);
+      comm_ = it != meta_.comm_by_tid.end() ? std::string_view(it->second)
+                                            : std::string_view(tid == 0 ? "<idle>" : "<...>");
+      tid_ = tid;
+      known_ = true;
+    }
+    return comm_;
+  }
+
+ private:
+  const TraceMeta& meta_;
+  int32_t tid_ = 0;
+  bool known_ = false;
+  std::string_view comm_;
+};
+
+// One record, every field decoded by its format (none for a type id without one), appended to
+// *out: a dump is a line per record, millions of them, written out in blocks.
+void AppendRawEventLine(const RawEvent& ev, const FormatPlans::Plan& plan, std::string_view comm, TimeUnit unit,
+                        const DumpOptions& opt, const std::string& ts_key, std::string* out) {
+  const EventFormat* fmt = plan.format;
   if (opt.json) {
     std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
     nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
@@ -216,20 +267,34 @@ void RawEventLine(const RawEvent& ev, const EventFormat* fmt, const TraceMeta& m
       AppendFieldsJson(*fmt, ev.payload, &fields);
       j["fields"] = std::move(fields);
     }
-    *line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    *out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
-    auto out = std::back_inserter(*line);
-    AppendTs(line, ev.ts_ns, opt.ns, meta.time_unit);
-    fmt::format_to(out, " {:03} {} {} ", ev.cpu, ev.tid, comm);
-    if (fmt)
-      line->append(fmt->name);
+    AppendTs(out, ev.ts_ns, opt.ns, unit);
+    out->push_back(' ');
+    if (ev.cpu >= 0)
+      AppendPadded(out, static_cast<uint64_t>(ev.cpu), 3);
     else
-      fmt::format_to(out, "unknown_type_{}", ev.type_id);
-    line->push_back(':');
-    if (fmt) AppendFieldsText(*fmt, ev.payload, line);
+      fmt::format_to(std::back_inserter(*out), "{:03}", ev.cpu);
+    out->push_back(' ');
+    AppendSigned(out, ev.tid);
+    out->push_back(' ');
+    out->append(comm);
+    out->push_back(' ');
+    if (fmt) {
+      out->append(fmt->name);
+    } else {
+      out->append("unknown_type_");
+      AppendDecimal(out, ev.type_id);
+    }
+    out->push_back(':');
+    if (fmt) plan.fields->Append(ev.payload, out);
   }
-  line->push_back('\n');
+  out->push_back('\n');
 }
+
+// Lines are written in blocks of about this many bytes: one write per line cost as much as
+// formatting it.
+constexpr size_t kDumpBlockBytes = 64 * 1024;
 
 int Dump(const DumpOptions& opt) {
   // Opened once: a pipe or FIFO read for sniffing cannot be opened again.
@@ -248,22 +313,29 @@ int Dump(const DumpOptions& opt) {
   if (!wanted.ok()) return PrintError(wanted.error());
 
   uint64_t printed = 0, unknown_ids = 0;
-  std::string line;
+  std::string block;  // lines not written yet
+  block.reserve(kDumpBlockBytes + 4096);
+  FormatPlans plans(formats);
+  CommLookup comms(meta);
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   DriveEvents(
       src,
       [&](const RawEvent& ev, const LostEvents* lost) {
-        if (lost) WriteStdout(LostLine(*lost, opt, ts_key, unit));
-        const EventFormat* fmt = formats.ById(ev.type_id);
+        if (lost) block += LostLine(*lost, opt, ts_key, unit);
+        const FormatPlans::Plan& plan = plans.Get(ev.type_id);
         // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
-        if (!fmt) ++unknown_ids;
+        if (!plan.format) ++unknown_ids;
         if (!wanted->empty() && !wanted->count(ev.type_id)) return true;
-        RawEventLine(ev, fmt, meta, opt, ts_key, &line);
-        if (!WriteStdout(line)) return false;  // FinishStdout says why
+        AppendRawEventLine(ev, plan, comms.Get(ev.tid), unit, opt, ts_key, &block);
+        if (block.size() >= kDumpBlockBytes) {
+          if (!WriteStdout(block)) return false;  // FinishStdout says why
+          block.clear();
+        }
         return !(opt.limit && ++printed >= opt.limit);
       },
       progress ? ProgressFn(PrintProgress) : ProgressFn());
+  WriteStdout(block);
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) ClearProgress();
   if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
