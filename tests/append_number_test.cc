@@ -14,9 +14,11 @@ namespace exitscope {
 namespace {
 
 std::vector<uint64_t> Values() {
-  std::vector<uint64_t> v = {0, 1, 9, 10, 99, 100, 999, 1000, 0xf, 0x10, 0xff, 0x100, 999999, 1000000, 999999999,
-                             1000000000, 0xffffffffu, 0x100000000ull, std::numeric_limits<uint64_t>::max(),
-                             std::numeric_limits<uint64_t>::max() - 1, 10000000000000000000ull};
+  std::vector<uint64_t> v = {0, std::numeric_limits<uint64_t>::max(), 10000000000000000000ull};
+  for (int shift = 4; shift < 64; shift += 4) {  // hex digit counts
+    const uint64_t p = uint64_t{1} << shift;
+    v.insert(v.end(), {p - 1, p, p + 1});
+  }
   for (uint64_t p = 1; p && p <= UINT64_MAX / 10; p *= 10) v.insert(v.end(), {p - 1, p, p + 1});
   std::mt19937_64 rng(7);
   for (int i = 0; i < 2000; ++i) v.push_back(rng() >> (rng() % 64));
