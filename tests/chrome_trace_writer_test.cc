@@ -87,5 +87,49 @@ TEST(ChromeTraceWriter, ExitEventsReadBackAsTheDecodersNameThem) {
   EXPECT_FALSE(exits[1].at("args").contains("to_vmm"));
 }
 
+// Every detail kind's text, as the report's breakdowns name it (written piece by piece, not through
+// a format string: the spacing and number bases are checked here).
+TEST(ChromeTraceWriter, DetailTextsOfEveryKind) {
+  ExitSample s;
+  s.tid = 7;
+  s.isa = Isa::kSvm;
+  s.reason = kSvmExitMsr;
+  s.ts_ns = 1'000'000'999;
+  s.dur_ns = 1'000'001;
+  auto detail = [](EventKind kind, uint64_t key, bool write, uint32_t size, uint32_t aux = 0, bool failed = false) {
+    ExitDetail d;
+    d.kind = kind, d.key = key, d.write = write, d.size = size, d.aux = aux, d.failed = failed;
+    return d;
+  };
+  const std::vector<std::pair<ExitDetail, std::string>> cases = {
+      {detail(EventKind::kMsr, 0x10, false, 0, 0, true), "msr 0x10 " + MsrName(0x10) + " read #GP"},
+      {detail(EventKind::kPio, 0x3f8, true, 1), "pio 0x3f8 " + IoPortName(0x3f8) + " out size 1"},
+      {detail(EventKind::kPio, 0xcfc, false, 4), "pio 0xcfc " + IoPortName(0xcfc) + " in size 4"},
+      {detail(EventKind::kMmio, 0xfee00000, true, 4, 1), "mmio 0xfee00000 " + std::string(MmioTypeName(1)) + " size 4"},
+      {detail(EventKind::kFastMmio, 0xfe003000, true, 0), "fast_mmio 0xfe003000"},
+      {detail(EventKind::kCr, 0, true, 4), "cr " + CrName(4) + " write"},
+      {detail(EventKind::kHypercall, 5, false, 0), "hypercall 5 " + std::string(HypercallName(5))},
+      {detail(EventKind::kUserspaceExit, kKvmExitMmio, false, 0), "userspace " + KvmExitName(kKvmExitMmio)},
+      {detail(EventKind::kPageFault, 0x7f0000001000, false, 0), "page_fault 0x7f0000001000"},
+  };
+  std::vector<std::pair<ExitSample, bool>> exits;
+  for (const auto& [d, text] : cases) {
+    s.detail_count = 1;
+    s.details[0] = d;
+    exits.push_back({s, true});
+  }
+  const nlohmann::json doc = WriteAndParse(exits);
+  size_t i = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.value("cat", "") != "exit") continue;
+    ASSERT_LT(i, cases.size());
+    EXPECT_DOUBLE_EQ(e.at("ts").get<double>(), 0.999);
+    EXPECT_DOUBLE_EQ(e.at("dur").get<double>(), 1000.001);
+    EXPECT_EQ(e.at("args").at("details"), nlohmann::json::array({cases[i].second})) << i;
+    ++i;
+  }
+  EXPECT_EQ(i, cases.size());
+}
+
 }  // namespace
 }  // namespace exitscope

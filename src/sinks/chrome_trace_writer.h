@@ -51,6 +51,7 @@ class ChromeTraceWriter : public ExitSampleSink {
   uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
   bool first_ = true;
   std::string line_;
+  std::string detail_;                                // one detail's text, before it is quoted into line_
   std::unordered_map<uint64_t, std::string> quoted_;  // (kind, isa, code) → quoted name
 };
 
