@@ -8,6 +8,7 @@
 
 #include "base/append_number.h"
 #include "base/json_schema.h"
+#include "base/json_text.h"
 #include "decode/exit_qualification.h"
 #include "decode/exit_reasons.h"
 #include "decode/msr_names.h"
@@ -15,25 +16,9 @@
 namespace exitscope {
 namespace {
 
-bool PlainJson(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
-}
-
-// Printable ASCII other than '"' and '\\' is written as it is by the JSON dump too: the common case
-// (every detail text) skips building a json value.
-void AppendQuoted(std::string* out, std::string_view s) {
-  if (PlainJson(s)) {
-    out->push_back('"');
-    out->append(s);
-    out->push_back('"');
-    return;
-  }
-  *out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 std::string Quoted(const std::string& s) {
   std::string q;
-  AppendQuoted(&q, s);
+  AppendJsonString(&q, s);
   return q;
 }
 
@@ -142,7 +127,7 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
     if (detail_.empty()) return;
     put(any ? "," : ",\"details\":[");
     any = true;
-    AppendQuoted(&line_, detail_);
+    AppendJsonString(&line_, detail_);
   };
   for (int i = 0; i < s.detail_count; ++i) {
     detail_.clear();
