@@ -85,8 +85,12 @@ int FuzzEventFormat(const uint8_t* data, size_t size) {
   }
   std::string line;
   AppendFieldsText(*format, payload, &line);
-  nlohmann::json json;
+  nlohmann::json json = nlohmann::json::object();
   AppendFieldsJson(*format, payload, &json);
+  // dump --json writes a plan's JSON text in place of the object's: they must not differ.
+  std::string planned;
+  FieldTextPlan(*format).AppendJson(payload, &planned);
+  if (planned != json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) std::abort();
   FormatRegistry registry;
   registry.Add(std::move(format.value()));
   return 0;

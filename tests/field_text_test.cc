@@ -70,5 +70,42 @@ TEST(FieldText, OnePlanForManyRecords) {
   EXPECT_EQ(cut, " delta=-5 flags=200 gpa=0x0 comm= raw={} msg=");
 }
 
+// The JSON a plan appends is the text the json object of AppendFieldsJson dumps to: members in name
+// order, a repeated name once (its last value), strings escaped (a quote, a control character,
+// invalid UTF-8 replaced), arrays as numbers.
+TEST(FieldText, PlanJsonIsTheJsonObjectsText) {
+  const char* text =
+      "name: odd\nID: 3\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+      "\tfield:u64 zeta;\toffset:8;\tsize:8;\tsigned:0;\n"
+      "\tfield:char comm[8];\toffset:16;\tsize:8;\tsigned:1;\n"
+      "\tfield:s16 alpha;\toffset:24;\tsize:2;\tsigned:1;\n"
+      "\tfield:u32 zeta;\toffset:28;\tsize:4;\tsigned:0;\n"
+      "\tfield:u8 raw[2];\toffset:32;\tsize:2;\tsigned:0;\n\n"
+      "print fmt: \"x\"\n";
+  auto format = ParseEventFormat(text, "test");
+  ASSERT_TRUE(format.ok()) << format.error().message;
+  FieldTextPlan plan(*format);
+  std::vector<uint8_t> payload(34, 0);
+  payload[8] = 1, payload[28] = 2;  // zeta twice: the second (u32 at 28) is the one json keeps
+  const char comm[8] = {'a', '"', '\n', '\xff', 'b', 0, 'c', 0};
+  std::memcpy(&payload[16], comm, 8);
+  payload[24] = 0xfe, payload[25] = 0xff;  // alpha = -2
+  payload[32] = 7, payload[33] = 200;
+  for (size_t cut : {payload.size(), size_t{20}, size_t{0}}) {
+    const auto p = std::span<const uint8_t>(payload).first(cut);
+    nlohmann::json object = nlohmann::json::object();
+    AppendFieldsJson(*format, p, &object);
+    std::string json;
+    plan.AppendJson(p, &json);
+    EXPECT_EQ(json, object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) << cut;
+  }
+  std::string whole;
+  plan.AppendJson(payload, &whole);
+  EXPECT_EQ(whole,
+            "{\"alpha\":-2,\"comm\":\"a\\\"\\n\xef\xbf\xbd"
+            "b\",\"raw\":[7,200],\"zeta\":2}");
+}
+
 }  // namespace
 }  // namespace exitscope

@@ -1,7 +1,10 @@
 #include "decode/field_text.h"
 
+#include <algorithm>
+
 #include "base/append_number.h"
 #include "base/byte_reader.h"
+#include "base/json_text.h"
 
 namespace exitscope {
 namespace {
@@ -66,8 +69,20 @@ FieldTextPlan::FieldTextPlan(const EventFormat& format) {
       kind = f.is_signed ? Kind::kSigned : f.size == 8 ? Kind::kHex : Kind::kUnsigned;
     else if (IsCharType(f))
       kind = Kind::kString;
-    fields_.push_back({&f, kind, " " + f.name + "="});
+    std::string key;
+    AppendJsonString(&key, f.name);
+    fields_.push_back({&f, kind, " " + f.name + "=", key + ":"});
   }
+  // A json object's members print in key order, and a name set twice keeps its last value.
+  for (size_t i = 0; i < fields_.size(); ++i) json_order_.push_back(i);
+  auto name = [this](size_t i) -> const std::string& { return fields_[i].format->name; };
+  std::stable_sort(json_order_.begin(), json_order_.end(), [&](size_t a, size_t b) { return name(a) < name(b); });
+  std::vector<size_t> last;
+  for (size_t k = 0; k < json_order_.size(); ++k) {
+    if (k + 1 < json_order_.size() && name(json_order_[k + 1]) == name(json_order_[k])) continue;
+    last.push_back(json_order_[k]);
+  }
+  json_order_ = std::move(last);
 }
 
 void FieldTextPlan::Append(std::span<const uint8_t> payload, std::string* out) const {
@@ -81,6 +96,37 @@ void FieldTextPlan::Append(std::span<const uint8_t> payload, std::string* out) c
       case Kind::kBytes: AppendHexBytes(FieldBytes(*field.format, payload), out); break;
     }
   }
+}
+
+void FieldTextPlan::AppendJson(std::span<const uint8_t> payload, std::string* out) const {
+  out->push_back('{');
+  for (size_t k = 0; k < json_order_.size(); ++k) {
+    const Field& field = fields_[json_order_[k]];
+    if (k) out->push_back(',');
+    out->append(field.json_key);
+    switch (field.kind) {
+      case Kind::kSigned: AppendSigned(out, ReadSigned(field.format, payload)); break;
+      case Kind::kUnsigned:
+      case Kind::kHex: AppendDecimal(out, ReadUnsigned(field.format, payload)); break;
+      case Kind::kString: {
+        std::span<const uint8_t> b = FieldBytes(*field.format, payload);
+        AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(b.data()),
+                                               std::find(b.begin(), b.end(), 0) - b.begin()));
+        break;
+      }
+      case Kind::kBytes: {
+        out->push_back('[');
+        std::span<const uint8_t> b = FieldBytes(*field.format, payload);
+        for (size_t i = 0; i < b.size(); ++i) {
+          if (i) out->push_back(',');
+          AppendDecimal(out, b[i]);
+        }
+        out->push_back(']');
+        break;
+      }
+    }
+  }
+  out->push_back('}');
 }
 
 void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payload, std::string* out) {

@@ -21,15 +21,20 @@ class FieldTextPlan {
   explicit FieldTextPlan(const EventFormat& format);
   // Appends " name=value" for every non-common field.
   void Append(std::span<const uint8_t> payload, std::string* out) const;
+  // Appends {"name":value,…} for every non-common field: the text AppendFieldsJson's object dumps
+  // to (members in name order, a repeated name once with its last field's value).
+  void AppendJson(std::span<const uint8_t> payload, std::string* out) const;
 
  private:
   enum class Kind : uint8_t { kSigned, kUnsigned, kHex, kString, kBytes };
   struct Field {
     const FieldFormat* format;
     Kind kind;
-    std::string prefix;  // " name="
+    std::string prefix;    // " name="
+    std::string json_key;  // "\"name\":"
   };
   std::vector<Field> fields_;
+  std::vector<size_t> json_order_;  // fields_ in JSON member order
 };
 
 // Appends " name=value" for every non-common field (FieldTextPlan for one record).
