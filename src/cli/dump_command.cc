@@ -10,6 +10,7 @@
 
 #include "analysis/exit_driver.h"
 #include "base/append_number.h"
+#include "base/json_text.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
 #include "decode/exit_reasons.h"
@@ -259,15 +260,33 @@ void AppendRawEventLine(const RawEvent& ev, const FormatPlans::Plan& plan, std::
                         const DumpOptions& opt, const std::string& ts_key, std::string* out) {
   const EventFormat* fmt = plan.format;
   if (opt.json) {
-    std::string name = fmt ? fmt->name : fmt::format("unknown_type_{}", ev.type_id);
-    nlohmann::json j{{ts_key, ev.ts_ns}, {"cpu", ev.cpu}, {"pid", ev.tid}, {"comm", comm}, {"event", name}};
+    // The members in key order, as nlohmann's object (a sorted map) printed them: comm, cpu,
+    // event, fields, pid, system, then ts_ns (or ts_cycles …).
+    out->append("{\"comm\":");
+    AppendJsonString(out, comm);
+    out->append(",\"cpu\":");
+    AppendSigned(out, ev.cpu);
+    out->append(",\"event\":");
     if (fmt) {
-      j["system"] = fmt->system;
-      nlohmann::json fields = nlohmann::json::object();
-      AppendFieldsJson(*fmt, ev.payload, &fields);
-      j["fields"] = std::move(fields);
+      AppendJsonString(out, fmt->name);
+      out->append(",\"fields\":");
+      plan.fields->AppendJson(ev.payload, out);
+    } else {
+      out->append("\"unknown_type_");
+      AppendDecimal(out, ev.type_id);
+      out->push_back('"');
     }
-    *out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out->append(",\"pid\":");
+    AppendSigned(out, ev.tid);
+    if (fmt) {
+      out->append(",\"system\":");
+      AppendJsonString(out, fmt->system);
+    }
+    out->push_back(',');
+    AppendJsonString(out, ts_key);
+    out->push_back(':');
+    AppendDecimal(out, ev.ts_ns);
+    out->push_back('}');
   } else {
     AppendTs(out, ev.ts_ns, opt.ns, unit);
     out->push_back(' ');
