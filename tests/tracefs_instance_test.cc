@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 
 #include "fake_tracefs.h"
+#include "model/kvm_event.h"
 
 namespace exitscope {
 namespace {
@@ -86,6 +88,38 @@ TEST(TracefsInstance, EnablesEventsAndSkipsMissingOnlyWhenAsked) {
   Status no_system = (*inst)->EnableEvents({"nosuchsystem:x"}, false);
   ASSERT_FALSE(no_system.ok());
   EXPECT_EQ(no_system.error().tag, "live.no-such-event");
+}
+
+// The defaults on each real kernel's event list (the formats the x86 and arm64 hosts wrote): every
+// event the decoder models that the kernel has is enabled, and only events it has.
+TEST(TracefsInstance, DefaultsEnableEveryModeledEventOfEachIsa) {
+  for (const char* dir : {"nested-svm-6.1", "nested-arm64-6.1"}) {
+    const fs::path formats = fs::path(EXITSCOPE_SHARED_DIR) / "traces" / dir / "formats";
+    FakeTracefs t;
+    std::set<std::string> modeled, expected;
+    for (int k = 1; k < static_cast<int>(EventKind::kCount); ++k) {
+      modeled.insert(std::string(EventKindName(static_cast<EventKind>(k))));
+    }
+    for (const auto& f : fs::directory_iterator(formats)) {
+      if (f.path().extension() != ".format") continue;
+      const std::string name = f.path().stem();
+      t.AddEvent("kvm", name, ReadText(f.path()));
+      if (modeled.count(name)) expected.insert(name);
+    }
+    auto inst = TracefsInstance::Create(t.root(), 0, FakeTracefs::Ops());
+    ASSERT_TRUE(inst.ok()) << inst.error().message;
+    ASSERT_TRUE((*inst)->EnableEvents(DefaultExitEvents(), true).ok()) << dir;
+    std::set<std::string> enabled;
+    for (const auto& e : (*inst)->events()) enabled.insert(e.name);
+    for (const std::string& name : expected) EXPECT_TRUE(enabled.count(name)) << dir << ": " << name << " not enabled";
+    EXPECT_TRUE(enabled.count("kvm_exit") && enabled.count("kvm_entry")) << dir;
+    if (std::string(dir) == "nested-arm64-6.1") {
+      for (const char* arm64 : {"kvm_wfx_arm64", "kvm_hvc_arm64", "kvm_guest_fault", "kvm_handle_sys_reg",
+                                "kvm_sys_access", "kvm_timer_update_irq", "vgic_update_irq_pending"}) {
+        EXPECT_TRUE(enabled.count(arm64)) << arm64;
+      }
+    }
+  }
 }
 
 TEST(TracefsInstance, NoKvmEventsIsUnavailableNotUsage) {

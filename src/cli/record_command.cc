@@ -19,7 +19,8 @@ std::string RecordFooter() {
              "(instances/exitscope-<pid>), never the top-level buffer kvm_stat/trace-cmd/perf use, removes\n"
              "it on exit (Ctrl-C, SIGTERM, --duration) and removes the leftovers of a run killed with\n"
              "SIGKILL. Events the kernel lost are reported per CPU on stderr, never hidden, even with -q.\n"
-             "The default events include kvm_exit and kvm_entry, so every exit can be timed.\n\n") +
+             "The default events are every kvm event exitscope models that this kernel has (x86 or arm64):\n"
+             "kvm_exit and kvm_entry, so every exit can be timed, and the detail events that say why.\n\n") +
          kHelpLiveNeeds +
          "\n\n"
          "Examples:\n"

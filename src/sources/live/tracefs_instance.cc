@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/kvm_event.h"
+
 namespace exitscope {
 namespace {
 
@@ -61,13 +63,16 @@ const InstanceDirOps& KernelInstanceDirOps() {
 }
 
 std::vector<std::string> DefaultExitEvents() {
-  return {"kvm:kvm_exit",          "kvm:kvm_entry",          "kvm:kvm_msr",
-          "kvm:kvm_pio",           "kvm:kvm_mmio",           "kvm:kvm_cr",
-          "kvm:kvm_hypercall",     "kvm:kvm_userspace_exit", "kvm:kvm_fast_mmio",
-          "kvm:kvm_page_fault",    "kvm:kvm_emulate_insn",   "kvm:kvm_cpuid",
-          "kvm:kvm_apic",          "kvm:kvm_apic_ipi",       "kvm:kvm_inj_virq",
-          "kvm:kvm_halt_poll_ns",  "kvm:kvm_vcpu_wakeup",    "kvm:kvm_nested_vmexit",
-          "kvm:kvm_nested_vmenter"};
+  // Every event the decoder models, x86 and arm64 alike (EnableEvents skips those the kernel does
+  // not have): written out by hand, the list had only x86's, so a recording on an arm64 host held no
+  // WFx, HVC, system-register, guest-fault or timer/vGIC detail.
+  std::vector<std::string> events;
+  for (int k = static_cast<int>(EventKind::kOther) + 1; k < static_cast<int>(EventKind::kCount); ++k) {
+    events.push_back("kvm:" + std::string(EventKindName(static_cast<EventKind>(k))));
+  }
+  // Not modeled as kinds, read for the RIP a nested guest's entry resumes at.
+  events.insert(events.end(), {"kvm:kvm_nested_vmexit", "kvm:kvm_nested_vmenter"});
+  return events;
 }
 
 std::vector<std::string> TimingExitEvents() {

@@ -19,8 +19,9 @@ namespace exitscope {
 
 inline constexpr std::string_view kInstancePrefix = "exitscope-";
 
-// The kvm events that describe exits and their causes (arch/x86/kvm/trace.h, virt/kvm tracepoints);
-// those the running kernel lacks are skipped.
+// The kvm events that describe exits and their causes: every event the decoder models, x86's
+// (arch/x86/kvm/trace.h) and arm64's (arch/arm64/kvm/trace_arm.h, trace_handle_exit.h,
+// vgic/trace.h), and virt/kvm's; those the running kernel lacks are skipped.
 std::vector<std::string> DefaultExitEvents();
 // The events that pairing and timing need, without the per-exit detail events (MSR index, port,
 // MMIO address, CR, CPUID leaf, APIC …): what `top` and `serve` enable, since they show no details
