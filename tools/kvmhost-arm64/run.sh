@@ -33,7 +33,10 @@
 # again after a wedged or stalled guest kernel, 1), --mem MiB (2048), --smp (2), --disk-mb (512),
 # --cache (arm64 packages, default build/kvmhost-arm64/cache), KVMHOST_SKIP_DEPS=1 skips
 # scripts/install-deps.sh.
-set -euo pipefail
+set -Eeuo pipefail
+# As tools/kvmhost/run.sh: a command that fails outside the checks ends the run with its line said,
+# so a harness fault is never mistaken for a silent guest.
+trap 'echo "kvmhost-arm64: error: run.sh line $LINENO failed (exit $?), before or after the boot" >&2' ERR
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 SCRIPT= OUT= TIMEOUT=420 STALL=150 RETRIES=1 MEM=2048 SMP=2 DISK_MB=512 EXITSCOPE_BIN=
