@@ -5,7 +5,8 @@
 #     after the run (DIR/trace.txt; the oracle of tests/check_arm64.py),
 #   - `trace-cmd record -e kvm` (Debian's arm64 trace-cmd, top-level buffer: DIR/trace.dat), and
 #   - `exitscope record -e 'kvm:*'` when an arm64 exitscope is on PATH (its own instance:
-#     DIR/exitscope-record.dat).
+#     DIR/exitscope-record.dat), and beside it `exitscope record` with its default events (another
+#     instance: DIR/exitscope-default.dat).
 # The oracle instance is on only while the workload runs; the recorders start before and stop after,
 # so every event of the workload's thread is in all of them. Also leaves: workload.txt (the VMM's
 # counts and KVM's stats), ring-buffer stats per buffer, the kvm event formats. (trace-cmd report
@@ -30,18 +31,24 @@ ES=
 if command -v exitscope > /dev/null; then
   exitscope record -e 'kvm:*' -b 16384 -o "$DIR/exitscope-record.dat" 2> "$DIR/exitscope-record.err" &
   ES=$!
+  exitscope record -b 16384 -o "$DIR/exitscope-default.dat" 2> "$DIR/exitscope-default.err" &
+  ES="$ES $!"
 fi
-ours_up() {
+ours_up() {  # both exitscope instances tracing
+  up=0
   for i in $T/instances/exitscope-*; do
-    [ -d "$i" ] && [ "$(cat "$i/tracing_on")" = 1 ] && [ "$(cat "$i/events/kvm/kvm_exit/enable")" = 1 ] && return 0
+    [ -d "$i" ] && [ "$(cat "$i/tracing_on")" = 1 ] && [ "$(cat "$i/events/kvm/kvm_exit/enable")" = 1 ] && up=$((up + 1))
   done
-  return 1
+  [ $up -ge 2 ]
 }
+all_alive() { for p in "$@"; do alive "$p" || return 1; done; }
+any_alive() { for p in "$@"; do alive "$p" && return 0; done; return 1; }
 n=0
 while [ $n -lt 120 ]; do
   sleep 1; n=$((n + 1))
   alive $TC || { echo "record-workload: trace-cmd died during start-up" >&2; cat "$DIR/trace-cmd-record.log" >&2; exit 1; }
-  [ -z "$ES" ] || alive $ES || { echo "record-workload: exitscope record died" >&2; cat "$DIR/exitscope-record.err" >&2; exit 1; }
+  [ -z "$ES" ] || all_alive $ES || {
+    echo "record-workload: exitscope record died" >&2; cat "$DIR"/exitscope-*.err >&2; exit 1; }
   [ "$(cat $T/tracing_on)" = 1 ] && [ "$(cat $T/events/kvm/kvm_exit/enable)" = 1 ] || continue
   [ -z "$ES" ] || ours_up || continue
   break
@@ -62,9 +69,13 @@ sleep 1
 phase "stopping the recorders"
 kill -INT $TC ${ES:+$ES}
 n=0
-while { alive $TC || { [ -n "$ES" ] && alive $ES; }; } && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
+while { alive $TC || { [ -n "$ES" ] && any_alive $ES; }; } && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
 wait $TC || true
-if [ -n "$ES" ]; then es_rc=0; wait $ES || es_rc=$?; echo $es_rc > "$DIR/exitscope-record.rc"; fi
+if [ -n "$ES" ]; then
+  set -- $ES
+  es_rc=0; wait "$1" || es_rc=$?; echo $es_rc > "$DIR/exitscope-record.rc"
+  es_rc=0; wait "$2" || es_rc=$?; echo $es_rc > "$DIR/exitscope-default.rc"
+fi
 phase "recorders stopped"
 cat $I/trace > "$DIR/trace.txt"
 phase "text written"

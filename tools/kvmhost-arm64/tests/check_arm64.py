@@ -16,6 +16,9 @@ Checks:
                     arm64 exit decoder: without it every exit is one UNKNOWN reason and this fails)
   peer_trace_cmd    Debian's trace-cmd report of trace.dat (on the host) has the text's kvm events
   record_clean      `exitscope record` exited 0 and reported no lost events
+  record_defaults   `exitscope record` with its default events (exitscope-default.dat): the arm64 exit
+                    and detail events the workload made are in it, each as often as in the text, and
+                    events exitscope does not model (kvm_arm_set_dreg32 …) are not
   bench_all_tests   the arm64 `exitscope bench`: every test ran, KVM's stats count its exit per iteration
   bench_exits_by_pc a recorded `exitscope bench --iterations 50`: the text's kvm_exit of each test's
                     class at its exiting instruction, once per iteration
@@ -280,6 +283,36 @@ def check_record_clean(out):
     expect("lost events" not in err, f"exitscope record reported losses: {err.strip()[:300]}")
 
 
+# The arm64 events the decoder models that this workload makes (src/model/kvm_event.cc): a default
+# recording must hold each the text has. kvm_arm_* debug-register events are not modeled.
+ARM64_MODELED = ["kvm_exit", "kvm_entry", "kvm_wfx_arm64", "kvm_hvc_arm64", "kvm_handle_sys_reg", "kvm_sys_access",
+                 "kvm_guest_fault", "kvm_mmio", "kvm_userspace_exit", "kvm_vcpu_wakeup", "kvm_timer_update_irq",
+                 "vgic_update_irq_pending"]
+NOT_MODELED = ["kvm_arm_set_dreg32", "kvm_arm_setup_debug", "kvm_arm_clear_debug", "kvm_timer_save_state"]
+
+
+def check_record_defaults(out):
+    guest = os.path.join(out, "guest")
+    rec = os.path.join(guest, "rec")
+    with open(os.path.join(rec, "exitscope-default.rc")) as f:
+        expect(f.read().strip() == "0", "exitscope record (default events) exited non-zero")
+    with open(os.path.join(rec, "exitscope-default.err"), errors="replace") as f:
+        err = f.read()
+    expect("lost events" not in err, f"exitscope record (default events) reported losses: {err.strip()[:300]}")
+    _, tid, events, _ = oracle(guest)
+    want = collections.Counter(ev for _, ev, _ in events)
+    got = collections.Counter(ev for ev, _ in dump_events(os.path.join(rec, "exitscope-default.dat"), tid))
+    print(f"default events, thread {tid}: recorded {dict(got)}; text {dict(want)}")
+    for ev in ARM64_MODELED:
+        if want[ev]:
+            expect(got[ev] == want[ev], f"{ev}: {got[ev]} in the default recording, {want[ev]} in the text")
+    expect(want["kvm_wfx_arm64"] > 0 and want["kvm_hvc_arm64"] > 0, "the text has no WFx or HVC detail: workload?")
+    for ev, n in got.items():
+        expect(n == want[ev], f"{ev}: {n} in the default recording, {want[ev]} in the text")
+    for ev in NOT_MODELED:
+        expect(got[ev] == 0, f"{ev} (not modeled) is in the default recording ({want[ev]} in the text)")
+
+
 BENCH_TESTS = ["hvc", "sysreg_read", "mmio_user", "mmio_ioeventfd", "wfi"]
 # Per test: the class its exit has, the PC kvm_exit shows relative to the exiting instruction (an HVC
 # is taken with its return address, the next instruction; traps and aborts with their own), and
@@ -362,6 +395,7 @@ def main():
         "report_per_class": lambda: check_report_per_class(out, name),
         "peer_trace_cmd": lambda: check_peer_trace_cmd(out),
         "record_clean": lambda: check_record_clean(out),
+        "record_defaults": lambda: check_record_defaults(out),
         "bench_all_tests": lambda: check_bench_all_tests(out),
         "bench_exits_by_pc": lambda: check_bench_exits_by_pc(out),
     }[check]()
