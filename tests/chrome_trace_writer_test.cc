@@ -11,6 +11,7 @@
 #include "decode/exit_reasons.h"
 #include "decode/msr_names.h"
 #include "sinks/chrome_trace_writer.h"
+#include "test_util.h"
 
 namespace exitscope {
 namespace {
@@ -43,12 +44,7 @@ nlohmann::json WriteAndParse(const std::vector<std::pair<ExitSample, bool>>& exi
 }
 
 TEST(ChromeTraceWriter, ExitEventsReadBackAsTheDecodersNameThem) {
-  ExitSample msr;
-  msr.tid = 42;
-  msr.isa = Isa::kSvm;
-  msr.reason = kSvmExitMsr;
-  msr.ts_ns = 1'000'123'456;
-  msr.dur_ns = 2'500;
+  ExitSample msr = testing::MakeExitSample(42, Isa::kSvm, kSvmExitMsr, 2'500, 1'000'123'456);
   msr.rip = 0xffffffff81000010;
   msr.to_userspace = true;
   msr.userspace_reason = kKvmExitMmio;
@@ -90,12 +86,7 @@ TEST(ChromeTraceWriter, ExitEventsReadBackAsTheDecodersNameThem) {
 // Every detail kind's text, as the report's breakdowns name it (written piece by piece, not through
 // a format string: the spacing and number bases are checked here).
 TEST(ChromeTraceWriter, DetailTextsOfEveryKind) {
-  ExitSample s;
-  s.tid = 7;
-  s.isa = Isa::kSvm;
-  s.reason = kSvmExitMsr;
-  s.ts_ns = 1'000'000'999;
-  s.dur_ns = 1'000'001;
+  ExitSample s = testing::MakeExitSample(7, Isa::kSvm, kSvmExitMsr, 1'000'001, 1'000'000'999);
   auto detail = [](EventKind kind, uint64_t key, bool write, uint32_t size, uint32_t aux = 0, bool failed = false) {
     ExitDetail d;
     d.kind = kind, d.key = key, d.write = write, d.size = size, d.aux = aux, d.failed = failed;

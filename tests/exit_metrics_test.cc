@@ -63,11 +63,7 @@ TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
 }
 
 ExitSample Sample(int32_t tid, uint32_t reason, uint64_t dur_ns, bool vmm = false) {
-  ExitSample s;
-  s.tid = tid;
-  s.isa = Isa::kVmx;
-  s.reason = reason;
-  s.dur_ns = dur_ns;
+  ExitSample s = testing::MakeExitSample(tid, Isa::kVmx, reason, dur_ns);
   s.to_userspace = vmm;
   return s;
 }

@@ -32,23 +32,29 @@ TEST(FieldText, ArrayFieldsAreCommaSeparatedHex) {
   EXPECT_NE(text.find(" flags=0 failed=0"), std::string::npos) << text;
 }
 
+// A format of the given fields after common_type, parsed (the test fails when it does not parse).
+EventFormat TestFormat(const std::string& fields) {
+  const std::string text =
+      "name: test_event\nID: 9\nformat:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n" +
+      fields + "\nprint fmt: \"x\"\n";
+  auto format = ParseEventFormat(text, "test");
+  EXPECT_TRUE(format.ok()) << format.error().message;
+  return format.ok() ? std::move(format.value()) : EventFormat{};
+}
+
 // A plan worked out once reads every record as AppendFieldsText does, with signed, unsigned, hex,
 // string and array fields (the format text below), and with a payload cut short.
 TEST(FieldText, OnePlanForManyRecords) {
-  const char* text =
-      "name: mixed\nID: 9\nformat:\n"
-      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+  const EventFormat format = TestFormat(
       "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
       "\tfield:u8 flags;\toffset:12;\tsize:1;\tsigned:0;\n"
       "\tfield:u64 gpa;\toffset:16;\tsize:8;\tsigned:0;\n"
       "\tfield:char comm[8];\toffset:24;\tsize:8;\tsigned:1;\n"
       "\tfield:u8 raw[3];\toffset:32;\tsize:3;\tsigned:0;\n"
-      "\tfield:__data_loc char[] msg;\toffset:36;\tsize:4;\tsigned:1;\n\n"
-      "print fmt: \"x\"\n";
-  auto format = ParseEventFormat(text, "test");
-  ASSERT_TRUE(format.ok()) << format.error().message;
-  ASSERT_EQ(format->fields.size(), 6u);
-  FieldTextPlan plan(*format);
+      "\tfield:__data_loc char[] msg;\toffset:36;\tsize:4;\tsigned:1;\n");
+  ASSERT_EQ(format.fields.size(), 6u);
+  FieldTextPlan plan(format);
   std::vector<uint8_t> payload(46, 0);
   const int32_t delta = -5;
   std::memcpy(&payload[8], &delta, 4);
@@ -62,7 +68,7 @@ TEST(FieldText, OnePlanForManyRecords) {
   plan.Append(payload, &once);
   EXPECT_EQ(once, " delta=-5 flags=200 gpa=0xbeef comm=qemu raw={0a,00,ff} msg=hi");
   std::string by_call;
-  AppendFieldsText(*format, payload, &by_call);
+  AppendFieldsText(format, payload, &by_call);
   EXPECT_EQ(by_call, once);
   // Cut inside gpa: what lies past the end reads 0 and prints empty.
   std::string cut;
@@ -74,18 +80,13 @@ TEST(FieldText, OnePlanForManyRecords) {
 // order, a repeated name once (its last value), strings escaped (a quote, a control character,
 // invalid UTF-8 replaced), arrays as numbers.
 TEST(FieldText, PlanJsonIsTheJsonObjectsText) {
-  const char* text =
-      "name: odd\nID: 3\nformat:\n"
-      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n"
+  const EventFormat format = TestFormat(
       "\tfield:u64 zeta;\toffset:8;\tsize:8;\tsigned:0;\n"
       "\tfield:char comm[8];\toffset:16;\tsize:8;\tsigned:1;\n"
       "\tfield:s16 alpha;\toffset:24;\tsize:2;\tsigned:1;\n"
       "\tfield:u32 zeta;\toffset:28;\tsize:4;\tsigned:0;\n"
-      "\tfield:u8 raw[2];\toffset:32;\tsize:2;\tsigned:0;\n\n"
-      "print fmt: \"x\"\n";
-  auto format = ParseEventFormat(text, "test");
-  ASSERT_TRUE(format.ok()) << format.error().message;
-  FieldTextPlan plan(*format);
+      "\tfield:u8 raw[2];\toffset:32;\tsize:2;\tsigned:0;\n");
+  FieldTextPlan plan(format);
   std::vector<uint8_t> payload(34, 0);
   payload[8] = 1, payload[28] = 2;  // zeta twice: the second (u32 at 28) is the one json keeps
   const char comm[8] = {'a', '"', '\n', '\xff', 'b', 0, 'c', 0};
@@ -95,7 +96,7 @@ TEST(FieldText, PlanJsonIsTheJsonObjectsText) {
   for (size_t cut : {payload.size(), size_t{20}, size_t{0}}) {
     const auto p = std::span<const uint8_t>(payload).first(cut);
     nlohmann::json object = nlohmann::json::object();
-    AppendFieldsJson(*format, p, &object);
+    AppendFieldsJson(format, p, &object);
     std::string json;
     plan.AppendJson(p, &json);
     EXPECT_EQ(json, object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) << cut;

@@ -1,5 +1,5 @@
 // Helpers the tests share: run a shell command and read its stdout (peers such as trace-cmd and
-// gzip, or our own binary), read a whole file, build a synthetic KvmEvent. Header-only; tests/ is
+// gzip, or our own binary), read a whole file, build a synthetic KvmEvent or ExitSample. Header-only; tests/ is
 // not a library.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "model/exit_sample.h"
 #include "model/kvm_event.h"
 
 namespace exitscope::testing {
@@ -60,6 +61,18 @@ inline KvmEvent MakeKvmEvent(EventKind kind, uint64_t ts_ns, int cpu, int tid, u
   e.reason = reason;
   e.isa = isa;
   return e;
+}
+
+// A synthetic paired exit (an ExitSample) for sink tests: thread, ISA and raw reason, handled in
+// dur_ns from ts_ns.
+inline ExitSample MakeExitSample(int32_t tid, Isa isa, uint32_t reason, uint64_t dur_ns, uint64_t ts_ns = 0) {
+  ExitSample s;
+  s.tid = tid;
+  s.isa = isa;
+  s.reason = reason;
+  s.dur_ns = dur_ns;
+  s.ts_ns = ts_ns;
+  return s;
 }
 
 }  // namespace exitscope::testing
