@@ -33,16 +33,9 @@ bool IsScalar(const FieldFormat& f) {
 }
 
 // A char array or string up to its first NUL.
-void AppendString(std::span<const uint8_t> b, std::string* out) {
-  size_t n = 0;
-  while (n < b.size() && b[n]) ++n;
-  out->append(reinterpret_cast<const char*>(b.data()), n);
-}
-
-std::string StringValue(std::span<const uint8_t> b) {
-  std::string s;
-  AppendString(b, &s);
-  return s;
+std::string_view CString(std::span<const uint8_t> b) {
+  return std::string_view(reinterpret_cast<const char*>(b.data()),
+                          static_cast<size_t>(std::find(b.begin(), b.end(), 0) - b.begin()));
 }
 
 // "{0f,a2,…}". By table, not one fmt call per byte: an array field can span a whole 4 KiB record,
@@ -92,7 +85,7 @@ void FieldTextPlan::Append(std::span<const uint8_t> payload, std::string* out) c
       case Kind::kSigned: AppendSigned(out, ReadSigned(field.format, payload)); break;
       case Kind::kUnsigned: AppendDecimal(out, ReadUnsigned(field.format, payload)); break;
       case Kind::kHex: AppendHex(out, ReadUnsigned(field.format, payload)); break;
-      case Kind::kString: AppendString(FieldBytes(*field.format, payload), out); break;
+      case Kind::kString: out->append(CString(FieldBytes(*field.format, payload))); break;
       case Kind::kBytes: AppendHexBytes(FieldBytes(*field.format, payload), out); break;
     }
   }
@@ -108,12 +101,7 @@ void FieldTextPlan::AppendJson(std::span<const uint8_t> payload, std::string* ou
       case Kind::kSigned: AppendSigned(out, ReadSigned(field.format, payload)); break;
       case Kind::kUnsigned:
       case Kind::kHex: AppendDecimal(out, ReadUnsigned(field.format, payload)); break;
-      case Kind::kString: {
-        std::span<const uint8_t> b = FieldBytes(*field.format, payload);
-        AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(b.data()),
-                                               std::find(b.begin(), b.end(), 0) - b.begin()));
-        break;
-      }
+      case Kind::kString: AppendJsonString(out, CString(FieldBytes(*field.format, payload))); break;
       case Kind::kBytes: {
         out->push_back('[');
         std::span<const uint8_t> b = FieldBytes(*field.format, payload);
@@ -141,7 +129,7 @@ void AppendFieldsJson(const EventFormat& format, std::span<const uint8_t> payloa
       else
         (*out)[f.name] = ReadUnsigned(&f, payload);
     } else if (IsCharType(f)) {
-      (*out)[f.name] = StringValue(FieldBytes(f, payload));
+      (*out)[f.name] = std::string(CString(FieldBytes(f, payload)));
     } else {
       auto bytes = FieldBytes(f, payload);
       (*out)[f.name] = std::vector<uint8_t>(bytes.begin(), bytes.end());

@@ -39,7 +39,8 @@ class FieldTextPlan {
 
 // Appends " name=value" for every non-common field (FieldTextPlan for one record).
 void AppendFieldsText(const EventFormat& format, std::span<const uint8_t> payload, std::string* out);
-// Every non-common field as a JSON member (numbers stay numbers).
+// Every non-common field as a JSON member (numbers stay numbers): the reference
+// FieldTextPlan::AppendJson is held to (field_text_test, the event-format fuzz target).
 void AppendFieldsJson(const EventFormat& format, std::span<const uint8_t> payload, nlohmann::json* out);
 
 }  // namespace exitscope
