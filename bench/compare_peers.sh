@@ -9,8 +9,9 @@
 # and bench/perfdata_scale.py. Prints wall/CPU time, events/s, peak RSS (GNU time) and the ratios,
 # then exitscope's peak RSS at 1×, REPEAT/3× and REPEAT× (flat memory). Beside them the floor
 # (bench_floor, bench/floor.cc): the time to merely touch the perf.data's and the uncompressed
-# trace's bytes, or to decompress the trace's bytes (zstd, zlib), on all cores — every figure is
-# also stated as a multiple of it.
+# trace's bytes, or to decompress the trace's bytes (zstd, zlib), on all cores, and the same with
+# every event walked (its time, thread and type looked at: the least any reader of events does) —
+# every figure is also stated as a multiple of them.
 #   bench/compare_peers.sh                  # REPEAT=27, files in /tmp/exitscope-bench
 #   REPEAT=54 RUNS=5 bench/compare_peers.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR (/tmp/exitscope-bench), RUNS (best of, 3), SLOW_RUNS (trace-cmd, 1).
@@ -69,6 +70,11 @@ fl_zlib=$(floor zlib "$RAW")
 # The same in trace-cmd's chunks (10 pages of 4 KB), each a frame of its own (zlib pays for that).
 fl_zstd_tc=$(floor --chunk 40960 zstd "$RAW")
 fl_zlib_tc=$(floor --chunk 40960 zlib "$RAW")
+# The least any reader of the events does after that: every event's time, thread and type looked
+# at and one table updated per event (bench/floor.cc, walk modes).
+fl_walk_perf=$(floor walk "$PERF")
+fl_walk_zstd=$(floor zstd-walk "$RAW")
+fl_walk_zlib=$(floor zlib-walk "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
 echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -hL "$DAT" | cut -f1) trace.dat zstd, $(du -hL "$RAW" | cut -f1) uncompressed, $(du -hL "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
@@ -86,11 +92,13 @@ row "perf kvm stat report --event=vmexit" "$pk_wall" "$pk_cpu" "$pk_rss"
 row "trace-cmd report > /dev/null (zstd)" "$tc_wall" "$tc_cpu" "$tc_rss"
 echo "(vs perf / vs tc: how many times faster than perf kvm stat report / trace-cmd report, in wall time)"
 echo "floor, all $(nproc) cores (bench_floor): touch perf.data $fl_touch_perf s (pread $fl_read_perf s), touch uncompressed trace.dat $fl_touch_raw s, zstd decompress of its bytes $fl_zstd s, zlib $fl_zlib s (1 MB chunks); in trace-cmd's 40 KB chunks zstd $fl_zstd_tc s, zlib $fl_zlib_tc s"
+echo "walk floor (the same, every event's time, thread and type looked at): perf.data $fl_walk_perf s, zstd $fl_walk_zstd s, zlib $fl_walk_zlib s"
 echo "each core alone (bench_floor $cores)"
 awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
-    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" 'BEGIN{
+    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" -v wp="$fl_walk_perf" -v wz="$fl_walk_zstd" 'BEGIN{
   printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes, %.1fx their pread; ", pd / tp, pk / tp, pd / rp
-  printf "zstd trace.dat %.1fx the zstd decompression (%.1fx in 40 KB chunks); uncompressed %.1fx the touch\n", es / zs, es / zt, raw / tr }'
+  printf "zstd trace.dat %.1fx the zstd decompression (%.1fx in 40 KB chunks); uncompressed %.1fx the touch\n", es / zs, es / zt, raw / tr
+  printf "as multiples of the walk floor: exitscope perf.data %.1fx (perf kvm stat %.1fx), zstd trace.dat %.1fx; the zstd walk is %.2fx the decompression alone\n", pd / wp, pk / wp, es / wz, wz / zs }'
 
 # Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
 es_exits=$("$BUILD/exitscope" report "$DAT" | awk '/timed exits/{gsub(",","",$NF); print $NF}')

@@ -5,6 +5,15 @@
 //   bench_floor read FILE    the same through pread(2) into a 1 MB buffer per thread (no mapping)
 //   bench_floor zstd FILE    FILE cut in 1 MB chunks, each compressed (level 3, untimed), then every
 //   bench_floor zlib FILE    chunk decompressed (zlib: level 6): what a compressed trace.dat costs
+//   bench_floor walk FILE    a file-mode perf.data read as `read` does, every record walked and each
+//                            sample's time, thread and tracepoint type looked at: the least any
+//                            reader of its events does (parts cut at record boundaries, one a thread)
+//   bench_floor zstd-walk FILE   a version 6 trace.dat packed as `zstd` / `zlib` pack it, and after
+//   bench_floor zlib-walk FILE   each chunk is decompressed every event of its ring-buffer pages
+//                            walked the same way: the least a reader of a compressed trace.dat does
+//                            The walk keeps, per event, what exit pairing keeps at the least: the
+//                            thread's previous time, replaced, and the time since summed by type.
+//                            It prints how many events it saw (a check that it saw them all).
 //   bench_floor cores FILE   the first 32 MB of FILE decompressed (zstd, 1 MB chunks) on each core in
 //                            turn, pinned: how fast each core is now. On this VM one vCPU is at times
 //                            ~1.4x slower than the other for minutes (a busy sibling thread, a lower
@@ -14,8 +23,8 @@
 // zlib: 1 MB by default; trace-cmd compresses 10 pages a chunk, 40960 bytes of 4 KB pages. Each
 // chunk is a frame of its own: on the ×27 trace zlib took 0.33 s in 40 KB chunks against 0.25 s in
 // 1 MB ones, zstd 0.098 s against 0.096 s).
-// Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s" (the best run's wall
-// and its CPU time, user + system of all threads).
+// Out: one line "floor MODE FILE: BYTES bytes, N threads, S s (G GB/s), cpu C s[, E events walked]"
+// (the best run's wall and its CPU time, user + system of all threads).
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -93,7 +102,252 @@ std::vector<uint8_t> ReadWhole(int fd, size_t size) {
   return buf;
 }
 
+uint16_t Ld16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+uint32_t Ld32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+uint64_t Ld64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// What a reader of events does at the least, shaped as exit pairing is: per event, its thread's
+// previous time is looked up and replaced, and the time since is summed by event type.
+struct Walker {
+  std::vector<uint64_t> last = std::vector<uint64_t>(1 << 16);  // by tid (low bits)
+  uint64_t sum[1024] = {};                                      // by type id (low bits)
+  uint64_t events = 0;
+
+  void On(uint64_t ts, uint32_t tid, uint16_t type) {
+    uint64_t& prev = last[tid & 0xffff];
+    sum[type & 1023] += ts - prev;
+    prev = ts;
+    ++events;
+  }
+  uint64_t Checksum() const {
+    uint64_t c = 0;
+    for (uint64_t v : sum) c += v;
+    return c;
+  }
+};
+
 }  // namespace
+
+// ---- perf.data: the data section's records in place, sample layout from the first attr ----
+
+struct PerfLayout {
+  uint64_t data_offset = 0, data_size = 0;
+  size_t tid_at = 0, time_at = 0, raw_at = 0;  // byte offsets inside a sample's body
+};
+
+// False (with a message) for what this floor does not walk: pipe mode, attrs of different
+// sample types, READ or CALLCHAIN before RAW, no TID/TIME/RAW.
+bool PerfLayoutOf(const std::vector<uint8_t>& file, PerfLayout* out) {
+  // struct perf_file_header: magic, size, attr_size, attrs{offset,size}, data{offset,size}, ...
+  if (file.size() < 72 || std::memcmp(file.data(), "PERFILE2", 8) != 0 || Ld64(file.data() + 8) < 72) {
+    std::fprintf(stderr, "bench_floor: not a file-mode perf.data\n");
+    return false;
+  }
+  const uint64_t attr_size = Ld64(file.data() + 16), attrs_at = Ld64(file.data() + 24),
+                 attrs_size = Ld64(file.data() + 32);
+  out->data_offset = Ld64(file.data() + 40);
+  out->data_size = Ld64(file.data() + 48);
+  if (attr_size < 40 || attrs_size < attr_size || attrs_at + attrs_size > file.size() ||
+      out->data_offset + out->data_size > file.size()) {
+    std::fprintf(stderr, "bench_floor: perf.data header out of bounds\n");
+    return false;
+  }
+  enum : uint64_t {
+    kIp = 1,
+    kTid = 2,
+    kTime = 4,
+    kAddr = 8,
+    kRead = 16,
+    kChain = 32,
+    kId = 64,
+    kCpu = 128,
+    kPeriod = 256,
+    kStream = 512,
+    kRaw = 1024,
+    kIdentifier = 1 << 16
+  };
+  // The tracepoints' sample_type (perf_event_attr.sample_type), one for all; the attrs without RAW
+  // (perf's dummy event) write no samples that matter here.
+  uint64_t st = 0;
+  for (uint64_t at = attrs_at; at + attr_size <= attrs_at + attrs_size; at += attr_size) {
+    const uint64_t t = Ld64(file.data() + at + 24);
+    if (!(t & kRaw)) continue;
+    if (st && t != st) {
+      std::fprintf(stderr, "bench_floor: tracepoints of different sample types\n");
+      return false;
+    }
+    st = t;
+  }
+  if ((st & (kRead | kChain)) || !(st & kTid) || !(st & kTime) || !(st & kRaw)) {
+    std::fprintf(stderr, "bench_floor: sample_type %#llx not walked (needs TID, TIME, RAW; no READ, CALLCHAIN)\n",
+                 static_cast<unsigned long long>(st));
+    return false;
+  }
+  size_t at = 0;
+  for (uint64_t bit : {kIdentifier, kIp}) at += (st & bit) ? 8 : 0;
+  out->tid_at = at + 4;  // u32 pid, u32 tid
+  at += 8;
+  out->time_at = at;
+  at += 8;
+  for (uint64_t bit : {kAddr, kId, kStream, kCpu, kPeriod}) at += (st & bit) ? 8 : 0;
+  out->raw_at = at + 4;  // u32 size, then the tracepoint record (u16 common_type first)
+  return true;
+}
+
+// Walks the records of [begin, end) of the data section (begin on a record), read with pread in
+// 1 MB pieces: every sample's time, tid and tracepoint type go to the Walker.
+void WalkPerfPart(int fd, const PerfLayout& l, uint64_t begin, uint64_t end, Walker* w) {
+  std::vector<uint8_t> buf(kChunk);
+  const size_t need = l.raw_at + 2;
+  for (uint64_t at = begin; at < end;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, end - at));
+    ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(l.data_offset + at));
+    if (n <= 0) return;
+    size_t pos = 0;
+    while (pos + 8 <= static_cast<size_t>(n)) {
+      const uint8_t* r = buf.data() + pos;
+      const uint32_t type = Ld32(r);
+      const uint16_t size = Ld16(r + 6);
+      if (size < 8) return;  // damaged: this floor stops
+      if (pos + size > static_cast<size_t>(n)) break;
+      if (type == 9 && size >= 8 + need) {  // PERF_RECORD_SAMPLE
+        const uint8_t* body = r + 8;
+        w->On(Ld64(body + l.time_at), Ld32(body + l.tid_at), Ld16(body + l.raw_at));
+      }
+      pos += size;
+    }
+    if (pos == 0) return;  // a record longer than the buffer
+    at += pos;
+  }
+}
+
+// The data section cut into `parts` pieces at record boundaries (a walk over the headers).
+std::vector<uint64_t> PerfCuts(const std::vector<uint8_t>& file, const PerfLayout& l, unsigned parts) {
+  std::vector<uint64_t> cuts{0};
+  const uint8_t* data = file.data() + l.data_offset;
+  const uint64_t step = l.data_size / parts + 1;
+  for (uint64_t pos = 0; pos + 8 <= l.data_size;) {
+    const uint16_t size = Ld16(data + pos + 6);
+    if (size < 8) break;
+    if (pos >= cuts.back() + step) cuts.push_back(pos);
+    pos += size;
+  }
+  cuts.push_back(l.data_size);
+  return cuts;
+}
+
+// ---- trace.dat (v6, uncompressed): where each CPU's ring-buffer pages are ----
+
+struct CpuData {
+  uint64_t offset, size;
+};
+
+// The flyrecord section of a version 6 trace.dat: false (with a message) otherwise.
+bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vector<CpuData>* cpus) {
+  size_t at = 10;  // "\x17\x08\x44tracing"
+  auto fail = [](const char* what) {
+    std::fprintf(stderr, "bench_floor: not a version 6 trace.dat (%s)\n", what);
+    return false;
+  };
+  auto room = [&](size_t n) { return at + n <= f.size(); };
+  if (!room(0) || f.size() < 10 || std::memcmp(f.data() + 3, "tracing", 7) != 0) return fail("magic");
+  const size_t version_end = static_cast<size_t>(std::find(f.begin() + 10, f.end(), 0) - f.begin());
+  if (version_end >= f.size() || std::string(f.begin() + 10, f.begin() + version_end) != "6") return fail("version");
+  at = version_end + 1 + 2;  // endian, long size
+  if (!room(4)) return fail("page size");
+  *page_size = Ld32(f.data() + at);
+  at += 4;
+  for (size_t name : {12, 13}) {  // "header_page\0", "header_event\0", each u64 size + data
+    if (!room(name + 8)) return fail("headers");
+    at += name;
+    at += 8 + Ld64(f.data() + at);
+  }
+  if (!room(4)) return fail("ftrace formats");
+  uint32_t count = Ld32(f.data() + at);
+  at += 4;
+  for (uint32_t i = 0; i < count && room(8); ++i) at += 8 + Ld64(f.data() + at);
+  if (!room(4)) return fail("event systems");
+  const uint32_t systems = Ld32(f.data() + at);
+  at += 4;
+  for (uint32_t s = 0; s < systems && room(1); ++s) {
+    at = static_cast<size_t>(std::find(f.begin() + static_cast<ptrdiff_t>(at), f.end(), 0) - f.begin()) + 1;
+    if (!room(4)) return fail("event system");
+    count = Ld32(f.data() + at);
+    at += 4;
+    for (uint32_t i = 0; i < count && room(8); ++i) at += 8 + Ld64(f.data() + at);
+  }
+  for (int i = 0; i < 2; ++i) {  // kallsyms, printk: u32 size + data
+    if (!room(4)) return fail("kallsyms/printk");
+    at += 4 + Ld32(f.data() + at);
+  }
+  if (!room(8)) return fail("cmdlines");
+  at += 8 + Ld64(f.data() + at);
+  if (!room(4)) return fail("cpus");
+  const uint32_t ncpus = Ld32(f.data() + at);
+  at += 4;
+  while (room(10) && std::memcmp(f.data() + at, "options  ", 10) == 0) {
+    at += 10;
+    while (room(6)) {  // u16 id, u32 size, data; id 0 ends them
+      const uint16_t id = Ld16(f.data() + at);
+      at += 2;
+      if (id == 0) break;
+      at += 4 + Ld32(f.data() + at);
+    }
+  }
+  if (!room(10 + 16 * size_t{ncpus}) || std::memcmp(f.data() + at, "flyrecord", 10) != 0) return fail("flyrecord");
+  at += 10;
+  for (uint32_t c = 0; c < ncpus; ++c, at += 16) cpus->push_back({Ld64(f.data() + at), Ld64(f.data() + at + 8)});
+  return true;
+}
+
+// Every event of one ring-buffer page (64-bit: u64 time stamp, u64 commit, then events): its time
+// (the page's plus the deltas), common_pid and common_type go to the Walker.
+void WalkPage(const uint8_t* page, uint32_t page_size, Walker* w) {
+  uint64_t ts = Ld64(page);
+  const uint64_t commit = Ld64(page + 8) & 0xfffff;  // the high bits are flags
+  const size_t end = static_cast<size_t>(std::min<uint64_t>(16 + commit, page_size));
+  for (size_t at = 16; at + 4 <= end;) {
+    const uint32_t h = Ld32(page + at);
+    const uint32_t type_len = h & 31, delta = h >> 5;
+    at += 4;
+    if (type_len == 29) {  // padding: the rest of the page, or array[0] bytes
+      if (delta == 0 || at + 4 > end) break;
+      at += Ld32(page + at);
+      continue;
+    }
+    if (type_len == 30 || type_len == 31) {  // time extend / absolute time stamp
+      if (at + 4 > end) break;
+      const uint64_t t = delta + (uint64_t{Ld32(page + at)} << 27);
+      ts = type_len == 30 ? ts + t : t;
+      at += 4;
+      continue;
+    }
+    ts += delta;
+    size_t data = at, next;
+    if (type_len == 0) {  // array[0] holds the length (itself included)
+      if (at + 4 > end) break;
+      next = at + Ld32(page + at);
+      data = at + 4;
+    } else {
+      next = at + type_len * 4;
+    }
+    if (data + 8 > end || next <= at) break;
+    w->On(ts, Ld32(page + data + 4), Ld16(page + data));  // common_type u16, flags, preempt, pid i32
+    at = next;
+  }
+}
 
 // `raw` cut in `chunk`-byte pieces, each compressed on its own (zstd level 3, zlib level 6) into
 // *packed, its length before into *lengths.
@@ -114,6 +368,79 @@ void Pack(const std::vector<uint8_t>& raw, size_t chunk, bool zstd, std::vector<
     }
     packed->push_back(std::move(out));
   }
+}
+
+// One chunk of Pack's into `out` (zstd when `dctx`, else zlib).
+void Decompress(ZSTD_DCtx* dctx, const std::vector<uint8_t>& packed, size_t length, std::vector<uint8_t>* out) {
+  if (dctx) {
+    ZSTD_decompressDCtx(dctx, out->data(), length, packed.data(), packed.size());
+  } else {
+    uLongf len = static_cast<uLongf>(length);
+    uncompress(out->data(), &len, packed.data(), static_cast<uLong>(packed.size()));
+  }
+}
+
+// `walk`: the best of `runs` walks of a perf.data on `threads` threads (0 when it is not walked);
+// *walked = the events seen.
+double TimeWalkPerf(int fd, size_t size, unsigned threads, int runs, uint64_t* walked) {
+  const std::vector<uint8_t> file = ReadWhole(fd, size);
+  PerfLayout layout;
+  if (!PerfLayoutOf(file, &layout)) return 0;
+  const std::vector<uint64_t> cuts = PerfCuts(file, layout, threads);
+  const unsigned parts = static_cast<unsigned>(cuts.size() - 1);
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    std::vector<Walker> walkers(parts);
+    best = std::min(best, OnThreads(
+                              parts,
+                              [&](unsigned i) {
+                                WalkPerfPart(fd, layout, cuts[i], cuts[i + 1], &walkers[i]);
+                                sink += walkers[i].Checksum();
+                              },
+                              best));
+    *walked = 0;
+    for (const Walker& w : walkers) *walked += w.events;
+  }
+  return best;
+}
+
+// `zstd-walk` / `zlib-walk`: the same for a version 6 trace.dat packed in `chunk`-byte pieces.
+double TimeWalkTrace(int fd, size_t size, bool zstd, size_t chunk, unsigned threads, int runs, uint64_t* walked) {
+  const std::vector<uint8_t> file = ReadWhole(fd, size);
+  uint32_t page_size = 0;
+  std::vector<CpuData> cpus;
+  if (!TraceDatCpus(file, &page_size, &cpus)) return 0;
+  // Each chunk's pages (offsets inside it) that lie whole inside a CPU's data.
+  std::vector<std::vector<uint32_t>> pages((size + chunk - 1) / chunk);
+  for (const CpuData& c : cpus) {
+    for (uint64_t p = c.offset; p + page_size <= c.offset + c.size && p + page_size <= size; p += page_size) {
+      if (p / chunk == (p + page_size - 1) / chunk) pages[p / chunk].push_back(static_cast<uint32_t>(p % chunk));
+    }
+  }
+  std::vector<std::vector<uint8_t>> packed;
+  std::vector<size_t> lengths;
+  Pack(file, chunk, zstd, &packed, &lengths);
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    std::atomic<size_t> next{0};
+    std::vector<Walker> walkers(threads);
+    best = std::min(best, OnThreads(
+                              threads,
+                              [&](unsigned i) {
+                                std::vector<uint8_t> out(chunk);
+                                ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
+                                for (size_t c; (c = next++) < packed.size();) {
+                                  Decompress(dctx, packed[c], lengths[c], &out);
+                                  for (uint32_t p : pages[c]) WalkPage(out.data() + p, page_size, &walkers[i]);
+                                }
+                                if (dctx) ZSTD_freeDCtx(dctx);
+                                sink += walkers[i].Checksum();
+                              },
+                              best));
+    *walked = 0;
+    for (const Walker& w : walkers) *walked += w.events;
+  }
+  return best;
 }
 
 // Decompresses `packed` (zstd frames of `lengths` bytes) on one thread pinned to `cpu`, best of
@@ -209,7 +536,9 @@ int main(int argc, char** argv) {
     }
   }
   if (args.size() != 2) {
-    std::fprintf(stderr, "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] touch|read|zstd|zlib|cores FILE\n");
+    std::fprintf(stderr,
+                 "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] "
+                 "touch|read|zstd|zlib|walk|zstd-walk|zlib-walk|cores FILE\n");
     return 64;
   }
   const std::string mode = args[0], path = args[1];
@@ -222,6 +551,7 @@ int main(int argc, char** argv) {
   const size_t size = static_cast<size_t>(st.st_size);
   const size_t part = (size + threads - 1) / threads;
   double best = 1e30;
+  uint64_t walked = 0;  // events seen by the walk modes
 
   if (mode == "touch") {
     for (int r = 0; r < runs; ++r) {
@@ -267,33 +597,36 @@ int main(int argc, char** argv) {
     Pack(ReadWhole(fd, size), chunk, zstd, &packed, &lengths);
     for (int r = 0; r < runs; ++r) {
       std::atomic<size_t> next{0};
-      best = std::min(best,
-                      OnThreads(
-                          threads,
-                          [&](unsigned) {
-                            std::vector<uint8_t> out(chunk);
-                            ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
-                            for (size_t c; (c = next++) < packed.size();) {
-                              if (zstd) {
-                                ZSTD_decompressDCtx(dctx, out.data(), lengths[c], packed[c].data(), packed[c].size());
-                              } else {
-                                uLongf len = static_cast<uLongf>(lengths[c]);
-                                uncompress(out.data(), &len, packed[c].data(), static_cast<uLong>(packed[c].size()));
-                              }
-                              sink += out[0];
-                            }
-                            if (dctx) ZSTD_freeDCtx(dctx);
-                          },
-                          best));
+      best = std::min(best, OnThreads(
+                                threads,
+                                [&](unsigned) {
+                                  std::vector<uint8_t> out(chunk);
+                                  ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
+                                  for (size_t c; (c = next++) < packed.size();) {
+                                    Decompress(dctx, packed[c], lengths[c], &out);
+                                    sink += out[0];
+                                  }
+                                  if (dctx) ZSTD_freeDCtx(dctx);
+                                },
+                                best));
     }
+  } else if (mode == "walk") {
+    best = TimeWalkPerf(fd, size, threads, runs, &walked);
+  } else if (mode == "zstd-walk" || mode == "zlib-walk") {
+    best = TimeWalkTrace(fd, size, mode == "zstd-walk", chunk, threads, runs, &walked);
   } else if (mode == "cores") {
     return Cores(fd, size, runs);
   } else {
-    std::fprintf(stderr, "bench_floor: unknown mode '%s' (touch, read, zstd, zlib, cores)\n", mode.c_str());
+    std::fprintf(stderr,
+                 "bench_floor: unknown mode '%s' (touch, read, zstd, zlib, walk, zstd-walk, zlib-walk, cores)\n",
+                 mode.c_str());
     return 64;
   }
   ::close(fd);
-  std::printf("floor %s %s: %zu bytes, %u threads, %.3f s (%.1f GB/s), cpu %.3f s\n", mode.c_str(), path.c_str(), size,
+  if (best == 0) return 65;  // not walked: the reason is printed
+  std::printf("floor %s %s: %zu bytes, %u threads, %.3f s (%.1f GB/s), cpu %.3f s", mode.c_str(), path.c_str(), size,
               threads, best, static_cast<double>(size) / best / 1e9, best_cpu);
+  if (walked) std::printf(", %llu events walked", static_cast<unsigned long long>(walked));
+  std::printf("\n");
   return 0;
 }

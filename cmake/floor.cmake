@@ -1,5 +1,13 @@
 # bench_floor (bench/floor.cc): the time to touch, read or decompress (zstd, zlib) a file's bytes on
-# every core, the floor bench/compare_peers.sh states exitscope's and the peers' figures against.
+# every core, and to walk its events after that: the floors bench/compare_peers.sh states exitscope's
+# and the peers' figures against.
 # Standalone (zlib + libzstd only), so it builds without EXITSCOPE_BENCH.
 add_executable(bench_floor ${CMAKE_CURRENT_LIST_DIR}/../bench/floor.cc)
 target_link_libraries(bench_floor PRIVATE ZLIB::ZLIB PkgConfig::ZSTD Threads::Threads)
+# Its walk modes see every event of a real recording, x86 and arm64 (tests/bench/floor_walk_check.sh).
+foreach(recording nested-svm-6.1/dual-5000 nested-arm64-6.1)
+  string(REGEX REPLACE "[/.-]" "_" name ${recording})
+  add_test(NAME bench_floor.walk_sees_every_event_${name}
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/bench/floor_walk_check.sh $<TARGET_FILE:bench_floor>
+                   ${EXITSCOPE_SHARED_DIR}/traces/${recording})
+endforeach()
