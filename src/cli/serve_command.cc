@@ -42,7 +42,8 @@ GET / points there; anything else gets 404 or 405. --mode chooses how exits are 
 A metric a mode cannot supply is absent, never 0; exitscope_observer_info{mode} says which ran.
 
 Metrics (prefix exitscope_, base units; counters only grow), tracefs mode:
-  exits_total{domain,reason}               exits per VM and exit reason
+  exits_total{domain,reason}               exits per VM and exit reason, each counted once its
+                                           vCPU enters the guest again (bpf mode: at the exit)
   exit_seconds_total{domain,reason,stage}  handling time; stage="vmm": exits that went to the VMM
                                            (kvm_userspace_exit), stage="kernel": the others
   vcpu_exits_total{domain,vcpu}            exits per vCPU index

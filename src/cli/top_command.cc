@@ -23,8 +23,10 @@ namespace {
 std::string TopFooter() {
   return std::string(
              "Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
-             "percentiles (kvm_exit to kvm_entry) over the interval. Traces in its own tracefs instance\n"
-             "and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
+             "percentiles (kvm_exit to kvm_entry) over the interval. In tracefs mode an exit counts in the\n"
+             "interval its vCPU enters the guest again: one still being handled (a vCPU waiting in the VMM,\n"
+             "a VM's last exit) is in none yet; bpf mode counts it at the exit. Traces in its own tracefs\n"
+             "instance and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
              "shown per CPU with it: that interval's numbers are partial. VMs are named from their VMM's\n"
              "command line (QEMU -name, Firecracker --id, cloud-hypervisor/crosvm API socket, else uuid or\n"
              "comm-pid); vCPUs from the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
