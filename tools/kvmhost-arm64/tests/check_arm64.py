@@ -19,6 +19,11 @@ Checks:
   record_defaults   `exitscope record` with its default events (exitscope-default.dat): the arm64 exit
                     and detail events the workload made are in it, each as often as in the text, and
                     events exitscope does not model (kvm_arm_set_dreg32 …) are not
+  live_top          `exitscope top --json` during the run: its intervals' exits per reason add up to the
+                    text's count per class of the exits a kvm_entry follows (all but the VM's last),
+                    all of them the workload VM's; no loss, exit status 0
+  live_serve        `exitscope serve` scraped before and after the run: the increase of
+                    exitscope_exits_total per reason equals the same count per class
   bench_all_tests   the arm64 `exitscope bench`: every test ran, KVM's stats count its exit per iteration
   bench_exits_by_pc a recorded `exitscope bench --iterations 50`: the text's kvm_exit of each test's
                     class at its exiting instruction, once per iteration
@@ -313,6 +318,77 @@ def check_record_defaults(out):
         expect(got[ev] == 0, f"{ev} (not modeled) is in the default recording ({want[ev]} in the text)")
 
 
+def handled_exits(guest):
+    """The text's kvm_exit per class of the workload's thread that a kvm_entry follows: what top and
+    serve count in tracefs mode (an exit counts once its vCPU enters the guest again). Fails the check
+    unless the only exit left out is the thread's last (the VM's shutdown: PSCI SYSTEM_OFF)."""
+    _, _, events, classes = oracle(guest)
+    handled, last_open = collections.Counter(), None
+    for _, ev, f in events:
+        if ev == "kvm_exit":
+            expect(last_open is None, f"two kvm_exit without a kvm_entry between: {last_open!r}, {f!r}")
+            last_open = f
+        elif ev == "kvm_entry" and last_open is not None:
+            handled[exit_class(last_open)[0]] += 1
+            last_open = None
+    expect(sum(classes.values()) - sum(handled.values()) == (last_open is not None),
+           f"text: {sum(classes.values())} exits, {sum(handled.values())} followed by an entry")
+    if last_open is not None:
+        print(f"the workload thread's last exit has no entry after it (not counted live): {last_open}")
+    return handled
+
+
+def live_status(rec, tool):
+    with open(os.path.join(rec, f"{tool}.rc")) as f:
+        rc = f.read().strip()
+    with open(os.path.join(rec, f"{tool}.err"), errors="replace") as f:
+        expect(rc == "0", f"{tool} exited {rc}: {f.read().strip()[:300]}")
+
+
+def check_live_top(out):
+    guest = os.path.join(out, "guest")
+    rec = os.path.join(guest, "rec")
+    w = workload(guest)
+    classes = handled_exits(guest)
+    live_status(rec, "top")
+    with open(os.path.join(rec, "top.jsonl")) as f:
+        docs = [json.loads(line) for line in f if line.strip()]
+    expect(len(docs) >= 2, f"top printed {len(docs)} intervals")
+    reasons, vm_exits, lost = collections.Counter(), 0, 0
+    for doc in docs:
+        expect(doc.get("schema") == "exitscope.top/1", f"top schema {doc.get('schema')}")
+        for r in doc["reasons"]:
+            reasons[r["reason"]] += r["exits"]
+        vm_exits += sum(v["exits"] for v in doc["vms"] if v.get("pid") == w["pid"])
+        lost += sum(doc["lost_per_cpu"])
+    print(f"top: {len(docs)} intervals, per reason {dict(reasons)}; text per class {dict(classes)}")
+    expect(lost == 0, f"top reported {lost} lost events")
+    # The workload's VM is the only one: every exit top saw is its, and the text's.
+    expect(reasons == classes, f"top per reason {dict(reasons)} != text per class {dict(classes)}")
+    expect(vm_exits == sum(classes.values()),
+           f"top: {vm_exits} exits of the workload VM (pid {w['pid']}), text {sum(classes.values())}")
+
+
+def check_live_serve(out):
+    guest = os.path.join(out, "guest")
+    rec = os.path.join(guest, "rec")
+    classes = handled_exits(guest)
+    live_status(rec, "serve")
+
+    def exits(name):
+        got = collections.Counter()
+        with open(os.path.join(rec, name), errors="replace") as f:
+            text = f.read()
+        expect("exitscope_build_info" in text, f"serve did not answer ({name}): {text[:200]!r}")
+        for m in re.finditer(r'^exitscope_exits_total\{[^}]*reason="([^"]+)"[^}]*\} (\d+)$', text, re.M):
+            got[m.group(1)] += int(m.group(2))
+        return got
+    before, after = exits("metrics-before.txt"), exits("metrics-after.txt")
+    grown = collections.Counter({r: after[r] - before[r] for r in after if after[r] != before[r]})
+    print(f"serve: exits_total grew by {dict(grown)}; text per class {dict(classes)}")
+    expect(grown == classes, f"serve: exits_total grew by {dict(grown)}, text per class {dict(classes)}")
+
+
 BENCH_TESTS = ["hvc", "sysreg_read", "mmio_user", "mmio_ioeventfd", "wfi"]
 # Per test: the class its exit has, the PC kvm_exit shows relative to the exiting instruction (an HVC
 # is taken with its return address, the next instruction; traps and aborts with their own), and
@@ -396,6 +472,8 @@ def main():
         "peer_trace_cmd": lambda: check_peer_trace_cmd(out),
         "record_clean": lambda: check_record_clean(out),
         "record_defaults": lambda: check_record_defaults(out),
+        "live_top": lambda: check_live_top(out),
+        "live_serve": lambda: check_live_serve(out),
         "bench_all_tests": lambda: check_bench_all_tests(out),
         "bench_exits_by_pc": lambda: check_bench_exits_by_pc(out),
     }[check]()
