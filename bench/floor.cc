@@ -159,8 +159,9 @@ bool PerfLayoutOf(const std::vector<uint8_t>& file, PerfLayout* out) {
                  attrs_size = Ld64(file.data() + 32);
   out->data_offset = Ld64(file.data() + 40);
   out->data_size = Ld64(file.data() + 48);
-  if (attr_size < 40 || attrs_size < attr_size || attrs_at + attrs_size > file.size() ||
-      out->data_offset + out->data_size > file.size()) {
+  auto inside = [&](uint64_t at, uint64_t n) { return at <= file.size() && n <= file.size() - at; };
+  if (attr_size < 40 || attrs_size < attr_size || !inside(attrs_at, attrs_size) ||
+      !inside(out->data_offset, out->data_size)) {
     std::fprintf(stderr, "bench_floor: perf.data header out of bounds\n");
     return false;
   }
@@ -261,7 +262,18 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
     std::fprintf(stderr, "bench_floor: not a version 6 trace.dat (%s)\n", what);
     return false;
   };
-  auto room = [&](size_t n) { return at + n <= f.size(); };
+  auto room = [&](size_t n) { return at <= f.size() && n <= f.size() - at; };
+  // Past a u64 / u32 size field and the bytes it counts; false when they run past the file.
+  auto skip64 = [&] {
+    if (!room(8) || Ld64(f.data() + at) > f.size() - at - 8) return false;
+    at += 8 + Ld64(f.data() + at);
+    return true;
+  };
+  auto skip32 = [&] {
+    if (!room(4) || Ld32(f.data() + at) > f.size() - at - 4) return false;
+    at += 4 + Ld32(f.data() + at);
+    return true;
+  };
   if (!room(0) || f.size() < 10 || std::memcmp(f.data() + 3, "tracing", 7) != 0) return fail("magic");
   const size_t version_end = static_cast<size_t>(std::find(f.begin() + 10, f.end(), 0) - f.begin());
   if (version_end >= f.size() || std::string(f.begin() + 10, f.begin() + version_end) != "6") return fail("version");
@@ -269,15 +281,18 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
   if (!room(4)) return fail("page size");
   *page_size = Ld32(f.data() + at);
   at += 4;
+  if (*page_size < 4096 || *page_size > 65536 || (*page_size & (*page_size - 1))) return fail("page size");
   for (size_t name : {12, 13}) {  // "header_page\0", "header_event\0", each u64 size + data
-    if (!room(name + 8)) return fail("headers");
+    if (!room(name)) return fail("headers");
     at += name;
-    at += 8 + Ld64(f.data() + at);
+    if (!skip64()) return fail("headers");
   }
   if (!room(4)) return fail("ftrace formats");
   uint32_t count = Ld32(f.data() + at);
   at += 4;
-  for (uint32_t i = 0; i < count && room(8); ++i) at += 8 + Ld64(f.data() + at);
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!skip64()) return fail("ftrace formats");
+  }
   if (!room(4)) return fail("event systems");
   const uint32_t systems = Ld32(f.data() + at);
   at += 4;
@@ -286,14 +301,14 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
     if (!room(4)) return fail("event system");
     count = Ld32(f.data() + at);
     at += 4;
-    for (uint32_t i = 0; i < count && room(8); ++i) at += 8 + Ld64(f.data() + at);
+    for (uint32_t i = 0; i < count; ++i) {
+      if (!skip64()) return fail("event format");
+    }
   }
   for (int i = 0; i < 2; ++i) {  // kallsyms, printk: u32 size + data
-    if (!room(4)) return fail("kallsyms/printk");
-    at += 4 + Ld32(f.data() + at);
+    if (!skip32()) return fail("kallsyms/printk");
   }
-  if (!room(8)) return fail("cmdlines");
-  at += 8 + Ld64(f.data() + at);
+  if (!skip64()) return fail("cmdlines");
   if (!room(4)) return fail("cpus");
   const uint32_t ncpus = Ld32(f.data() + at);
   at += 4;
@@ -303,7 +318,7 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
       const uint16_t id = Ld16(f.data() + at);
       at += 2;
       if (id == 0) break;
-      at += 4 + Ld32(f.data() + at);
+      if (!skip32()) return fail("options");
     }
   }
   if (!room(10 + 16 * size_t{ncpus}) || std::memcmp(f.data() + at, "flyrecord", 10) != 0) return fail("flyrecord");
@@ -413,7 +428,8 @@ double TimeWalkTrace(int fd, size_t size, bool zstd, size_t chunk, unsigned thre
   // Each chunk's pages (offsets inside it) that lie whole inside a CPU's data.
   std::vector<std::vector<uint32_t>> pages((size + chunk - 1) / chunk);
   for (const CpuData& c : cpus) {
-    for (uint64_t p = c.offset; p + page_size <= c.offset + c.size && p + page_size <= size; p += page_size) {
+    if (c.offset > size || c.size > size - c.offset) continue;  // not this file's bytes
+    for (uint64_t p = c.offset; p + page_size <= c.offset + c.size; p += page_size) {
       if (p / chunk == (p + page_size - 1) / chunk) pages[p / chunk].push_back(static_cast<uint32_t>(p % chunk));
     }
   }

@@ -10,4 +10,5 @@ foreach(recording nested-svm-6.1/dual-5000 nested-arm64-6.1)
   add_test(NAME bench_floor.walk_sees_every_event_${name}
            COMMAND ${CMAKE_SOURCE_DIR}/tests/bench/floor_walk_check.sh $<TARGET_FILE:bench_floor>
                    ${EXITSCOPE_SHARED_DIR}/traces/${recording})
+  set_tests_properties(bench_floor.walk_sees_every_event_${name} PROPERTIES LABELS unit)
 endforeach()
