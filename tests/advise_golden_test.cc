@@ -53,6 +53,24 @@ void ExpectGolden(const std::string& rel, const std::string& args, const std::st
 
 TEST(AdviseGolden, Hip24TwoVcpuText) { ExpectGolden("hip24-vmx/host-2vcpu-6.5.dat", "", "hip24-2vcpu.txt"); }
 TEST(AdviseGolden, Arm64Text) { ExpectGolden("nested-arm64-6.1/trace.dat", "", "arm64-6.1.txt"); }
+
+// An arm64 trace's advice names its exit kinds in arm64's words: a halt is a WFx, a fault on guest
+// memory a stage-2 abort; x86's HLT, EPT and NPF are nowhere in the summary, text or JSON.
+TEST(AdviseGolden, Arm64KindsInArm64Words) {
+  for (const std::string rel : {"nested-arm64-6.1/trace.dat", "nested-arm64-6.1/stuck-wfi/trace.dat"}) {
+    ::Run text = Advise(Trace(rel));
+    ASSERT_EQ(text.rc, 0) << rel;
+    const std::string summary = text.out.substr(0, text.out.find("\n1. "));
+    for (const char* x86 : {"HLT", "EPT", "NPF"}) EXPECT_EQ(summary.find(x86), std::string::npos) << rel << ": " << x86;
+    EXPECT_NE(summary.find("WFx"), std::string::npos) << rel;
+    ::Run json = Advise("--json " + Trace(rel));
+    ASSERT_EQ(json.rc, 0) << rel;
+    for (const auto& c : nlohmann::json::parse(json.out)["exit_classes"]) {
+      const std::string name = c["class"];
+      EXPECT_TRUE(name != "HLT" && name != "EPT violation/NPF") << rel << ": " << name;
+    }
+  }
+}
 TEST(AdviseGolden, Hip24OneVcpuText) { ExpectGolden("hip24-vmx/host-1vcpu-6.5.dat", "", "hip24-1vcpu.txt"); }
 TEST(AdviseGolden, KvmprobeSvmText) { ExpectGolden("nested-svm-6.1/kvmprobe-200.trace.dat", "", "kvmprobe-200.txt"); }
 // kvm_exit only (no kvm_entry): findings from counts and rates, savings unpriced.

@@ -409,14 +409,17 @@ bool MatchDoorbell(const AdvisedExit& e, const MatchContext& p) {
 ExitKey DoorbellKey(const AdvisedExit& e) {
   if (e.has_mmio) return {1, e.gpa};
   if (e.has_pio) return {2, e.port};
-  return {3, static_cast<uint64_t>(e.exit_class), e.rip};
+  return {3, static_cast<uint64_t>(e.exit_class) | static_cast<uint64_t>(e.isa) << 8, e.rip};
 }
 std::string DoorbellName(const ExitKey& k) {
   if (k.a == 1) return fmt::format("MMIO {:#x}", k.b);
   if (k.a == 2) return fmt::format("port {:#x}", k.b);
-  return fmt::format("{} at rip {:#x}", ExitClassName(static_cast<ExitClass>(k.b)), k.c);
+  return fmt::format("{} at rip {:#x}", ExitClassName(static_cast<ExitClass>(k.b & 0xff), static_cast<Isa>(k.b >> 8)),
+                     k.c);
 }
-bool DoorbellIsPio(const ExitKey& k) { return k.a == 2 || (k.a == 3 && static_cast<ExitClass>(k.b) == ExitClass::kIo); }
+bool DoorbellIsPio(const ExitKey& k) {
+  return k.a == 2 || (k.a == 3 && static_cast<ExitClass>(k.b & 0xff) == ExitClass::kIo);
+}
 // The writes to addresses (or from RIPs) repeated often enough for an ioeventfd to pay: their count,
 // timed count, and what their handling exceeds `cheap` by (when cheap is given).
 struct RepeatedWrites {

@@ -133,6 +133,7 @@ struct Advice {
     uint64_t exits = 0, time_ns = 0;
   };
   std::vector<ClassShare> classes;  // every exit class present, most exits first
+  Isa isa = Isa::kUnknown;          // of the exits, when they have one (their classes are named in its words)
   std::vector<Finding> findings;
   std::vector<NotFlagged> not_flagged;
   std::string symbols;  // GuestSymbolizer::Describe()

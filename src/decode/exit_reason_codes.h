@@ -117,6 +117,14 @@ inline constexpr std::string_view kExitClassNames[] = {"other",
                                                        "system register",
                                                        "HVC/SMC"};
 inline std::string_view ExitClassName(ExitClass c) { return kExitClassNames[static_cast<int>(c)]; }
+// The same in the words of the exits' ISA: an arm64 vCPU halts with WFI/WFE and faults at stage 2.
+inline std::string_view ExitClassName(ExitClass c, Isa isa) {
+  if (isa == Isa::kArm64 && c == ExitClass::kHlt) return "WFx";
+  if (isa == Isa::kArm64 && c == ExitClass::kPageFault) return "stage-2 abort";
+  return ExitClassName(c);
+}
+// What a halted vCPU executed, in those words.
+inline std::string_view HaltName(Isa isa) { return isa == Isa::kArm64 ? "WFx" : "HLT"; }
 
 inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {

@@ -51,7 +51,9 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
     out += fmt::format("{} exits ({} timed, {} untimed: entry lost or not recorded), {} over {}\n", a.exits,
                        a.timed_exits, a.exits - a.timed_exits, time, FormatDuration(a.span_ns));
   }
-  if (a.blocked_ns) out += fmt::format("blocked in HLT (not exit time): {}\n", FormatDuration(a.blocked_ns));
+  if (a.blocked_ns) {
+    out += fmt::format("blocked in {} (not exit time): {}\n", HaltName(a.isa), FormatDuration(a.blocked_ns));
+  }
   if (a.partial) {
     std::string names;
     for (const auto& c : a.partial_counters) names += (names.empty() ? "" : ", ") + c;
@@ -76,7 +78,7 @@ std::string RenderAdviceText(const Advice& a, const std::string& source) {
   out += "exits by kind:";
   for (size_t i = 0; i < a.classes.size(); ++i) {
     const auto& c = a.classes[i];
-    out += fmt::format("{} {} {} of exits", i ? ";" : "", ExitClassName(c.exit_class),
+    out += fmt::format("{} {} {} of exits", i ? ";" : "", ExitClassName(c.exit_class, a.isa),
                        FormatPercent(a.exits ? double(c.exits) / a.exits : 0));
     if (a.exit_time_ns) out += fmt::format(" / {} of time", TimeShare(c.time_ns, a));
   }
@@ -167,7 +169,7 @@ std::string RenderAdviceJson(const Advice& a, const ReportContext& context,
   j["symbols"] = a.symbols;
   j["exit_classes"] = nlohmann::ordered_json::array();
   for (const auto& c : a.classes) {
-    j["exit_classes"].push_back({{"class", ExitClassName(c.exit_class)},
+    j["exit_classes"].push_back({{"class", ExitClassName(c.exit_class, a.isa)},
                                  {"exits", c.exits},
                                  {"time_ns", a.timed_exits ? nlohmann::ordered_json(c.time_ns) : nullptr}});
   }
