@@ -225,6 +225,20 @@ TEST(AdviseRules, ShortHaltsWantPollingLongOnesDoNot) {
   EXPECT_EQ(Find(longs.Run(), "halt-poll"), nullptr);
 }
 
+// The same pattern on arm64 (WFI exits) is titled in arm64's words, and nothing in the advice says HLT.
+TEST(AdviseRules, ShortWfxHaltsAreTitledInArm64Words) {
+  Stream shorts;
+  for (int i = 0; i < 100; ++i)
+    shorts.Exit(3, Isa::kArm64, kEsrEcWfx, 50000, 0x1000).Exit(3, Isa::kArm64, kEsrEcHvc64, 800);
+  Advice a = shorts.Run();
+  const Finding* f = Find(a, "halt-poll");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "WFx exits with short sleeps");
+  const std::string text = RenderAdviceText(a, "wfx.dat");
+  EXPECT_EQ(text.find("HLT"), std::string::npos) << text;
+  EXPECT_NE(text.find("WFx"), std::string::npos) << text;
+}
+
 TEST(AdviseRules, CpuidLoopFlagsNothing) {
   Stream s;
   for (int i = 0; i < 500; ++i) s.Exit(3, Isa::kVmx, kVmxCpuid, 800);

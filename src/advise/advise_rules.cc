@@ -354,14 +354,17 @@ Pricing PriceHlt(const MatchedExits& m, const ExitProfile& p) {
   uint64_t shorts = h.shorts;
   if (shorts < kHaltMinShortShare * m.size()) {
     pr.flagged = false;
-    pr.why_not = fmt::format("{} HLT exits, {}{} shorter than {}: the vCPUs sleep long, polling would not help",
-                             m.size(), h.bounded ? "at least " : "", shorts, FormatDuration(kHaltPollDefaultNs));
+    pr.why_not =
+        fmt::format("{} {} exits, {}{} shorter than {}: the vCPUs sleep long, polling would not help", m.size(),
+                    HaltName(ProfileIsa(p)), h.bounded ? "at least " : "", shorts, FormatDuration(kHaltPollDefaultNs));
     return pr;
   }
   uint64_t cheap = CheapExitNs(p);
   if (!cheap) {
-    pr = Unpriced(fmt::format("{} short sleeps would poll instead of exiting; {}", shorts,
-                              TimedCount(m) ? "no timed non-HLT exit to price the round trip by" : kNoTimes));
+    pr = Unpriced(fmt::format(
+        "{} short sleeps would poll instead of exiting; {}", shorts,
+        TimedCount(m) ? fmt::format("no timed non-{} exit to price the round trip by", HaltName(ProfileIsa(p)))
+                      : std::string(kNoTimes)));
     pr.confidence = Confidence::kMedium;
     return pr;
   }
@@ -748,7 +751,8 @@ const Rule kRules[] = {
      EvidenceFault,
      nullptr,
      RuleIsa::kAny,
-     {.burst_gap_ns = kFaultBurstGapNs, .regions = true, .histogram = true}},
+     {.burst_gap_ns = kFaultBurstGapNs, .regions = true, .histogram = true},
+     "stage-2 abort storms (guest memory faulted in)"},
     {"halt-poll",
      "HLT exits with short sleeps",
      "Let idle vCPUs poll before halting: guest cpuidle-haltpoll (guest_halt_poll_ns) avoids the exit, "
@@ -761,7 +765,8 @@ const Rule kRules[] = {
      EvidenceHlt,
      BenchHlt,
      RuleIsa::kAny,
-     {.short_halt_ns = kHaltPollDefaultNs}},
+     {.short_halt_ns = kHaltPollDefaultNs},
+     "WFx exits with short sleeps"},
     {"vmm-halt",
      "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "advise/rule_support.h"
+
 namespace exitscope {
 namespace {
 
@@ -184,7 +186,10 @@ std::optional<Finding> ApplyRule(const Rule& r, const MatchedExits& m, const Exi
   }
   Finding f;
   f.id = r.id;
-  f.title = pr.title.empty() ? std::string(r.title) : pr.title;
+  const bool arm64 = rules::ProfileIsa(profile) == Isa::kArm64;
+  f.title = !pr.title.empty()                 ? pr.title
+            : arm64 && !r.arm64_title.empty() ? std::string(r.arm64_title)
+                                              : std::string(r.title);
   f.fix = r.fix;
   f.removes = pr.removes.value_or(r.removes);
   f.exits = m.size();

@@ -107,6 +107,8 @@ struct Rule {
   RuleIsa isa = RuleIsa::kAny;
   // The state price/evidence read beyond the common counts, kept per rule while the trace streams by.
   SummarySpec summary = {};
+  // The title in arm64's words, for a rule of both ISAs whose title names x86's (HLT, EPT/NPF).
+  std::string_view arm64_title = {};
 };
 
 std::span<const Rule> AdviseRules();

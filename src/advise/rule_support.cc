@@ -33,8 +33,9 @@ uint64_t CheapExitNs(const ExitProfile& p) { return p.in_kernel.Median(); }
 // What CheapExitNs is, said only as far as the trace knows: without kvm_userspace_exit the exits
 // that went out to the VMM cannot be told apart.
 std::string CheapExitLabel(const ExitProfile& p) {
-  return p.VmmTripsRecorded() ? "median in-kernel exit" : "median non-HLT exit";
+  return p.VmmTripsRecorded() ? "median in-kernel exit" : fmt::format("median non-{} exit", HaltName(ProfileIsa(p)));
 }
+Isa ProfileIsa(const ExitProfile& p) { return p.isas.size() == 1 ? *p.isas.begin() : Isa::kUnknown; }
 uint64_t FastPathNs(const ExitProfile& p) { return p.in_kernel.Quantile(kFastPathQuantile); }
 
 std::vector<EvidenceItem> CountTime(const MatchedExits& m, const ExitProfile& p) {

@@ -45,6 +45,8 @@ std::string MsrLabel(uint32_t msr);  // "IA32_TSC_DEADLINE (0x6e0)", "PMU 0xc1",
 // The median of ExitProfile::in_kernel (timed exits KVM kept in the kernel, HLT aside): the price of
 // a fix that turns an expensive exit into a cheap one.
 uint64_t CheapExitNs(const ExitProfile& p);
+// The exits' ISA when they have one, else kUnknown (rules name halts and faults in its words).
+Isa ProfileIsa(const ExitProfile& p);
 std::string CheapExitLabel(const ExitProfile& p);  // what CheapExitNs is, as far as the trace knows
 uint64_t FastPathNs(const ExitProfile& p);         // kFastPathQuantile of ExitProfile::in_kernel
 
