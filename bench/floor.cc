@@ -46,6 +46,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/byte_reader.h"  // header only: LoadLe16/32/64
+
+using exitscope::LoadLe16;
+using exitscope::LoadLe32;
+using exitscope::LoadLe64;
+
 namespace {
 
 constexpr size_t kChunk = 1 << 20;
@@ -102,22 +108,6 @@ std::vector<uint8_t> ReadWhole(int fd, size_t size) {
   return buf;
 }
 
-uint16_t Ld16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-uint32_t Ld32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint64_t Ld64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 // What a reader of events does at the least, shaped as exit pairing is: per event, its thread's
 // previous time is looked up and replaced, and the time since is summed by event type.
 struct Walker {
@@ -151,14 +141,14 @@ struct PerfLayout {
 // sample types, READ or CALLCHAIN before RAW, no TID/TIME/RAW.
 bool PerfLayoutOf(const std::vector<uint8_t>& file, PerfLayout* out) {
   // struct perf_file_header: magic, size, attr_size, attrs{offset,size}, data{offset,size}, ...
-  if (file.size() < 72 || std::memcmp(file.data(), "PERFILE2", 8) != 0 || Ld64(file.data() + 8) < 72) {
+  if (file.size() < 72 || std::memcmp(file.data(), "PERFILE2", 8) != 0 || LoadLe64(file.data() + 8) < 72) {
     std::fprintf(stderr, "bench_floor: not a file-mode perf.data\n");
     return false;
   }
-  const uint64_t attr_size = Ld64(file.data() + 16), attrs_at = Ld64(file.data() + 24),
-                 attrs_size = Ld64(file.data() + 32);
-  out->data_offset = Ld64(file.data() + 40);
-  out->data_size = Ld64(file.data() + 48);
+  const uint64_t attr_size = LoadLe64(file.data() + 16), attrs_at = LoadLe64(file.data() + 24),
+                 attrs_size = LoadLe64(file.data() + 32);
+  out->data_offset = LoadLe64(file.data() + 40);
+  out->data_size = LoadLe64(file.data() + 48);
   auto inside = [&](uint64_t at, uint64_t n) { return at <= file.size() && n <= file.size() - at; };
   if (attr_size < 40 || attrs_size < attr_size || !inside(attrs_at, attrs_size) ||
       !inside(out->data_offset, out->data_size)) {
@@ -183,7 +173,7 @@ bool PerfLayoutOf(const std::vector<uint8_t>& file, PerfLayout* out) {
   // (perf's dummy event) write no samples that matter here.
   uint64_t st = 0;
   for (uint64_t at = attrs_at; at + attr_size <= attrs_at + attrs_size; at += attr_size) {
-    const uint64_t t = Ld64(file.data() + at + 24);
+    const uint64_t t = LoadLe64(file.data() + at + 24);
     if (!(t & kRaw)) continue;
     if (st && t != st) {
       std::fprintf(stderr, "bench_floor: tracepoints of different sample types\n");
@@ -219,13 +209,13 @@ void WalkPerfPart(int fd, const PerfLayout& l, uint64_t begin, uint64_t end, Wal
     size_t pos = 0;
     while (pos + 8 <= static_cast<size_t>(n)) {
       const uint8_t* r = buf.data() + pos;
-      const uint32_t type = Ld32(r);
-      const uint16_t size = Ld16(r + 6);
+      const uint32_t type = LoadLe32(r);
+      const uint16_t size = LoadLe16(r + 6);
       if (size < 8) return;  // damaged: this floor stops
       if (pos + size > static_cast<size_t>(n)) break;
       if (type == 9 && size >= 8 + need) {  // PERF_RECORD_SAMPLE
         const uint8_t* body = r + 8;
-        w->On(Ld64(body + l.time_at), Ld32(body + l.tid_at), Ld16(body + l.raw_at));
+        w->On(LoadLe64(body + l.time_at), LoadLe32(body + l.tid_at), LoadLe16(body + l.raw_at));
       }
       pos += size;
     }
@@ -240,7 +230,7 @@ std::vector<uint64_t> PerfCuts(const std::vector<uint8_t>& file, const PerfLayou
   const uint8_t* data = file.data() + l.data_offset;
   const uint64_t step = l.data_size / parts + 1;
   for (uint64_t pos = 0; pos + 8 <= l.data_size;) {
-    const uint16_t size = Ld16(data + pos + 6);
+    const uint16_t size = LoadLe16(data + pos + 6);
     if (size < 8) break;
     if (pos >= cuts.back() + step) cuts.push_back(pos);
     pos += size;
@@ -265,13 +255,13 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
   auto room = [&](size_t n) { return at <= f.size() && n <= f.size() - at; };
   // Past a u64 / u32 size field and the bytes it counts; false when they run past the file.
   auto skip64 = [&] {
-    if (!room(8) || Ld64(f.data() + at) > f.size() - at - 8) return false;
-    at += 8 + Ld64(f.data() + at);
+    if (!room(8) || LoadLe64(f.data() + at) > f.size() - at - 8) return false;
+    at += 8 + LoadLe64(f.data() + at);
     return true;
   };
   auto skip32 = [&] {
-    if (!room(4) || Ld32(f.data() + at) > f.size() - at - 4) return false;
-    at += 4 + Ld32(f.data() + at);
+    if (!room(4) || LoadLe32(f.data() + at) > f.size() - at - 4) return false;
+    at += 4 + LoadLe32(f.data() + at);
     return true;
   };
   if (!room(0) || f.size() < 10 || std::memcmp(f.data() + 3, "tracing", 7) != 0) return fail("magic");
@@ -279,7 +269,7 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
   if (version_end >= f.size() || std::string(f.begin() + 10, f.begin() + version_end) != "6") return fail("version");
   at = version_end + 1 + 2;  // endian, long size
   if (!room(4)) return fail("page size");
-  *page_size = Ld32(f.data() + at);
+  *page_size = LoadLe32(f.data() + at);
   at += 4;
   if (*page_size < 4096 || *page_size > 65536 || (*page_size & (*page_size - 1))) return fail("page size");
   for (size_t name : {12, 13}) {  // "header_page\0", "header_event\0", each u64 size + data
@@ -288,18 +278,18 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
     if (!skip64()) return fail("headers");
   }
   if (!room(4)) return fail("ftrace formats");
-  uint32_t count = Ld32(f.data() + at);
+  uint32_t count = LoadLe32(f.data() + at);
   at += 4;
   for (uint32_t i = 0; i < count; ++i) {
     if (!skip64()) return fail("ftrace formats");
   }
   if (!room(4)) return fail("event systems");
-  const uint32_t systems = Ld32(f.data() + at);
+  const uint32_t systems = LoadLe32(f.data() + at);
   at += 4;
   for (uint32_t s = 0; s < systems && room(1); ++s) {
     at = static_cast<size_t>(std::find(f.begin() + static_cast<ptrdiff_t>(at), f.end(), 0) - f.begin()) + 1;
     if (!room(4)) return fail("event system");
-    count = Ld32(f.data() + at);
+    count = LoadLe32(f.data() + at);
     at += 4;
     for (uint32_t i = 0; i < count; ++i) {
       if (!skip64()) return fail("event format");
@@ -310,12 +300,12 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
   }
   if (!skip64()) return fail("cmdlines");
   if (!room(4)) return fail("cpus");
-  const uint32_t ncpus = Ld32(f.data() + at);
+  const uint32_t ncpus = LoadLe32(f.data() + at);
   at += 4;
   while (room(10) && std::memcmp(f.data() + at, "options  ", 10) == 0) {
     at += 10;
     while (room(6)) {  // u16 id, u32 size, data; id 0 ends them
-      const uint16_t id = Ld16(f.data() + at);
+      const uint16_t id = LoadLe16(f.data() + at);
       at += 2;
       if (id == 0) break;
       if (!skip32()) return fail("options");
@@ -323,28 +313,29 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
   }
   if (!room(10 + 16 * size_t{ncpus}) || std::memcmp(f.data() + at, "flyrecord", 10) != 0) return fail("flyrecord");
   at += 10;
-  for (uint32_t c = 0; c < ncpus; ++c, at += 16) cpus->push_back({Ld64(f.data() + at), Ld64(f.data() + at + 8)});
+  for (uint32_t c = 0; c < ncpus; ++c, at += 16)
+    cpus->push_back({LoadLe64(f.data() + at), LoadLe64(f.data() + at + 8)});
   return true;
 }
 
 // Every event of one ring-buffer page (64-bit: u64 time stamp, u64 commit, then events): its time
 // (the page's plus the deltas), common_pid and common_type go to the Walker.
 void WalkPage(const uint8_t* page, uint32_t page_size, Walker* w) {
-  uint64_t ts = Ld64(page);
-  const uint64_t commit = Ld64(page + 8) & 0xfffff;  // the high bits are flags
+  uint64_t ts = LoadLe64(page);
+  const uint64_t commit = LoadLe64(page + 8) & 0xfffff;  // the high bits are flags
   const size_t end = static_cast<size_t>(std::min<uint64_t>(16 + commit, page_size));
   for (size_t at = 16; at + 4 <= end;) {
-    const uint32_t h = Ld32(page + at);
+    const uint32_t h = LoadLe32(page + at);
     const uint32_t type_len = h & 31, delta = h >> 5;
     at += 4;
     if (type_len == 29) {  // padding: the rest of the page, or array[0] bytes
       if (delta == 0 || at + 4 > end) break;
-      at += Ld32(page + at);
+      at += LoadLe32(page + at);
       continue;
     }
     if (type_len == 30 || type_len == 31) {  // time extend / absolute time stamp
       if (at + 4 > end) break;
-      const uint64_t t = delta + (uint64_t{Ld32(page + at)} << 27);
+      const uint64_t t = delta + (uint64_t{LoadLe32(page + at)} << 27);
       ts = type_len == 30 ? ts + t : t;
       at += 4;
       continue;
@@ -353,13 +344,13 @@ void WalkPage(const uint8_t* page, uint32_t page_size, Walker* w) {
     size_t data = at, next;
     if (type_len == 0) {  // array[0] holds the length (itself included)
       if (at + 4 > end) break;
-      next = at + Ld32(page + at);
+      next = at + LoadLe32(page + at);
       data = at + 4;
     } else {
       next = at + type_len * 4;
     }
     if (data + 8 > end || next <= at) break;
-    w->On(ts, Ld32(page + data + 4), Ld16(page + data));  // common_type u16, flags, preempt, pid i32
+    w->On(ts, LoadLe32(page + data + 4), LoadLe16(page + data));  // common_type u16, flags, preempt, pid i32
     at = next;
   }
 }

@@ -11,24 +11,29 @@
 
 namespace exitscope {
 
+// A u16 / u32 / u64 at `p`, any alignment: the hot loops' loads, where the width is known.
+inline uint16_t LoadLe16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t LoadLe32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline uint64_t LoadLe64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
 inline uint64_t LoadLe(const uint8_t* p, uint32_t size) {
   switch (size) {
     case 1: return p[0];
-    case 2: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case 8: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
+    case 2: return LoadLe16(p);
+    case 4: return LoadLe32(p);
+    case 8: return LoadLe64(p);
     default: return 0;
   }
 }

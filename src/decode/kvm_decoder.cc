@@ -236,24 +236,13 @@ const Slot* SlotOf(const BoundKind& k, Target target, uint32_t size) {
   return nullptr;
 }
 
-inline uint32_t Load32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-inline uint64_t Load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 // The helpers of KvmDecoder::Decode, the hot loop of every report: each is called from one place
 // and inlined there.
 
 // kvm_exit in the fast layout. Every field written: no zeroing pass over the event first.
 inline void StoreFastExit(const FastExit& f, const RawEvent& raw, const uint8_t* p, int32_t tid, Isa isa_hint,
                           KvmEvent* out) {
-  uint32_t isa = Load32(p + f.isa);
+  uint32_t isa = LoadLe32(p + f.isa);
   *out = KvmEvent{raw.ts_ns,
                   raw.cpu,
                   tid,
@@ -262,14 +251,14 @@ inline void StoreFastExit(const FastExit& f, const RawEvent& raw, const uint8_t*
                   : isa == kKvmIsaSvm ? Isa::kSvm
                                       : isa_hint,
                   false,
-                  static_cast<int32_t>(Load32(p + f.vcpu)),
-                  Load32(p + f.reason),
+                  static_cast<int32_t>(LoadLe32(p + f.vcpu)),
+                  LoadLe32(p + f.reason),
                   0,
-                  Load64(p + f.rip),
-                  Load64(p + f.info1),
-                  Load64(p + f.info2),
-                  Load32(p + f.intr_info),
-                  Load32(p + f.error_code),
+                  LoadLe64(p + f.rip),
+                  LoadLe64(p + f.info1),
+                  LoadLe64(p + f.info2),
+                  LoadLe32(p + f.intr_info),
+                  LoadLe32(p + f.error_code),
                   0,
                   0};
 }
@@ -284,10 +273,10 @@ inline void StoreFastEntry(const FastEntry& f, const RawEvent& raw, const uint8_
                   EventKind::kEntry,
                   isa_hint,
                   false,
-                  static_cast<int32_t>(Load32(p + f.vcpu)),
+                  static_cast<int32_t>(LoadLe32(p + f.vcpu)),
                   0,
                   0,
-                  Load64(p + f.rip),
+                  LoadLe64(p + f.rip),
                   0,
                   0,
                   0,

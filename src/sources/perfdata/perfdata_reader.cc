@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/byte_reader.h"
 #include "sources/perfdata/perfdata_format.h"
 
 namespace exitscope {
@@ -13,26 +14,10 @@ namespace pd = perfdata;
 
 namespace {
 
-uint64_t Ld64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint32_t Ld32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-uint16_t Ld16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-
 // struct perf_header_string: u32 len (including NUL padding); char str[len].
 bool ReadHeaderString(std::span<const uint8_t> body, size_t* pos, std::string* out) {
   if (*pos + 4 > body.size()) return false;
-  uint32_t len = Ld32(body.data() + *pos);
+  uint32_t len = LoadLe32(body.data() + *pos);
   *pos += 4;
   if (len > body.size() - *pos) return false;
   const char* s = reinterpret_cast<const char*>(body.data() + *pos);
@@ -88,7 +73,7 @@ Status PerfDataFile::ParseFileHeader() {
     return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' is too short for a perf.data header",
                      "the recording was cut off; record again");
   }
-  uint64_t magic = Ld64(bytes.data());
+  uint64_t magic = LoadLe64(bytes.data());
   if (magic == pd::kMagicSwapped) {
     return MakeError(kExitDataErr, "perfdata.foreign-endian", "'" + path + "' is a big-endian perf.data file",
                      "read it with perf on a big-endian host "
@@ -98,7 +83,7 @@ Status PerfDataFile::ParseFileHeader() {
     return MakeError(kExitDataErr, "perfdata.bad-magic", "'" + path + "' is not a perf.data file (no PERFILE2 magic)",
                      "omit --format (or use --format auto) to detect the input kind from its content");
   }
-  uint64_t header_size = Ld64(bytes.data() + 8);
+  uint64_t header_size = LoadLe64(bytes.data() + 8);
   if (header_size == pd::kPipeHeaderSize) {
     pipe_mode_ = true;
     data_offset_ = pd::kPipeHeaderSize;
@@ -119,12 +104,13 @@ Status PerfDataFile::ParseFileHeader() {
                      "the file is damaged; record it again");
   }
   const uint8_t* h = bytes.data();
-  uint64_t attr_size = Ld64(h + pd::kHeaderAttrSizeOff);
-  if (Status st = ParseAttrSection(attr_size, Ld64(h + pd::kHeaderAttrsOff), Ld64(h + pd::kHeaderAttrsOff + 8)); !st) {
+  uint64_t attr_size = LoadLe64(h + pd::kHeaderAttrSizeOff);
+  if (Status st = ParseAttrSection(attr_size, LoadLe64(h + pd::kHeaderAttrsOff), LoadLe64(h + pd::kHeaderAttrsOff + 8));
+      !st) {
     return st;
   }
-  uint64_t data_off = Ld64(h + pd::kHeaderDataOff);
-  uint64_t data_size = Ld64(h + pd::kHeaderDataOff + 8);
+  uint64_t data_off = LoadLe64(h + pd::kHeaderDataOff);
+  uint64_t data_size = LoadLe64(h + pd::kHeaderDataOff + 8);
   if (data_off > bytes.size()) {
     return MakeError(kExitDataErr, "perfdata.truncated", "'" + path + "' ends before its data section",
                      "the file was cut short (perf killed, partial copy); record or copy it again");
@@ -141,7 +127,7 @@ Status PerfDataFile::ParseFileHeader() {
   data_offset_ = data_off;
   data_ = bytes.subspan(data_off, data_size);
   // Feature sections: an array of {offset, size}, one per set bit, right after the data section.
-  if (data_off + Ld64(h + pd::kHeaderDataOff + 8) <= bytes.size()) {
+  if (data_off + LoadLe64(h + pd::kHeaderDataOff + 8) <= bytes.size()) {
     ParseFeatureSections(bytes.subspan(0, header_size));
   }
   return Status::Ok();
@@ -165,7 +151,7 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
   uint64_t attr_bytes = attr_size - 16;
   // Two claims on each entry's size: the header's attr_size and the attr's own size field. Trusting
   // a wrong attr_size reads every attr from the wrong place (0 events, no word of it).
-  uint32_t own_size = size >= pd::kAttrMinSize ? Ld32(bytes.data() + offset + pd::kAttrSizeOff) : 0;
+  uint32_t own_size = size >= pd::kAttrMinSize ? LoadLe32(bytes.data() + offset + pd::kAttrSizeOff) : 0;
   if (size % attr_size != 0 || (size != 0 && own_size != attr_bytes)) {
     return MakeError(kExitDataErr, "perfdata.bad-attr-size",
                      "'" + input_->path() + "': its header's attr_size " + std::to_string(attr_size) +
@@ -175,8 +161,8 @@ Status PerfDataFile::ParseAttrSection(uint64_t attr_size, uint64_t offset, uint6
   }
   // Written so that a huge attr_size cannot wrap around (found by fuzz/perfdata_fuzzer).
   for (uint64_t pos = offset; attr_size <= offset + size - pos; pos += attr_size) {
-    uint64_t ids_off = Ld64(bytes.data() + pos + attr_bytes);
-    uint64_t ids_size = Ld64(bytes.data() + pos + attr_bytes + 8);
+    uint64_t ids_off = LoadLe64(bytes.data() + pos + attr_bytes);
+    uint64_t ids_size = LoadLe64(bytes.data() + pos + attr_bytes + 8);
     std::span<const uint8_t> ids;
     if (ids_off <= bytes.size() && ids_size <= bytes.size() - ids_off) ids = bytes.subspan(ids_off, ids_size);
     AddAttr(bytes.subspan(pos, attr_bytes), ids);
@@ -190,16 +176,16 @@ void PerfDataFile::AddAttr(std::span<const uint8_t> a, std::span<const uint8_t> 
     return;
   }
   PerfAttr attr;
-  attr.type = Ld32(a.data() + pd::kAttrTypeOff);
-  attr.config = Ld64(a.data() + pd::kAttrConfigOff);
-  attr.sample_type = Ld64(a.data() + pd::kAttrSampleTypeOff);
-  attr.read_format = Ld64(a.data() + pd::kAttrReadFormatOff);
-  uint64_t flags = Ld64(a.data() + pd::kAttrFlagsOff);
+  attr.type = LoadLe32(a.data() + pd::kAttrTypeOff);
+  attr.config = LoadLe64(a.data() + pd::kAttrConfigOff);
+  attr.sample_type = LoadLe64(a.data() + pd::kAttrSampleTypeOff);
+  attr.read_format = LoadLe64(a.data() + pd::kAttrReadFormatOff);
+  uint64_t flags = LoadLe64(a.data() + pd::kAttrFlagsOff);
   attr.sample_id_all = flags & pd::kAttrFlagSampleIdAll;
   if ((flags & pd::kAttrFlagUseClockId) && a.size() >= pd::kAttrClockIdOff + 4) {
-    meta_.clock = ClockName(static_cast<int32_t>(Ld32(a.data() + pd::kAttrClockIdOff)));
+    meta_.clock = ClockName(static_cast<int32_t>(LoadLe32(a.data() + pd::kAttrClockIdOff)));
   }
-  for (size_t i = 0; i + 8 <= id_bytes.size(); i += 8) attr.ids.push_back(Ld64(id_bytes.data() + i));
+  for (size_t i = 0; i + 8 <= id_bytes.size(); i += 8) attr.ids.push_back(LoadLe64(id_bytes.data() + i));
   attrs_.push_back(std::move(attr));
 }
 
@@ -208,14 +194,14 @@ void PerfDataFile::ParseFeatureSections(std::span<const uint8_t> header) {
   uint64_t table = data_offset_ + data_.size();
   int n = 0;
   for (int bit = 0; bit < pd::kFeatureBits; ++bit) {
-    uint64_t word = Ld64(header.data() + pd::kHeaderFeaturesOff + (bit / 64) * 8);
+    uint64_t word = LoadLe64(header.data() + pd::kHeaderFeaturesOff + (bit / 64) * 8);
     if (!(word >> (bit % 64) & 1)) continue;
     uint64_t entry = table + static_cast<uint64_t>(n++) * 16;
     if (entry + 16 > bytes.size()) {
       diagnostics_->Bump(DiagId::kPerfdataMissingFeatures);
       return;
     }
-    uint64_t off = Ld64(bytes.data() + entry), size = Ld64(bytes.data() + entry + 8);
+    uint64_t off = LoadLe64(bytes.data() + entry), size = LoadLe64(bytes.data() + entry + 8);
     if (off > bytes.size() || size > bytes.size() - off) {
       diagnostics_->Bump(DiagId::kPerfdataBadFeature);
       continue;
@@ -228,7 +214,7 @@ namespace {
 
 // HEADER_CMDLINE: u32 nr, then nr strings: the perf command line, joined by spaces.
 std::string RecordCommand(std::span<const uint8_t> body) {
-  uint32_t nr = Ld32(body.data());
+  uint32_t nr = LoadLe32(body.data());
   size_t pos = 4;
   std::string cmd, s;
   for (uint32_t i = 0; i < nr && ReadHeaderString(body, &pos, &s); ++i) cmd += (i ? " " : "") + s;
@@ -239,17 +225,17 @@ std::string RecordCommand(std::span<const uint8_t> body) {
 // Each attr is named by its first id (or, without ids, by its position).
 void NameAttrsFromEventDesc(std::span<const uint8_t> body, std::vector<PerfAttr>* attrs) {
   if (body.size() < 8) return;
-  uint32_t nr = Ld32(body.data()), attr_size = Ld32(body.data() + 4);
+  uint32_t nr = LoadLe32(body.data()), attr_size = LoadLe32(body.data() + 4);
   size_t pos = 8;
   std::string s;
   for (uint32_t i = 0; i < nr; ++i) {
     if (pos + attr_size + 4 > body.size()) break;
     pos += attr_size;
-    uint32_t nr_ids = Ld32(body.data() + pos);
+    uint32_t nr_ids = LoadLe32(body.data() + pos);
     pos += 4;
     if (!ReadHeaderString(body, &pos, &s)) break;
     if (pos + uint64_t{nr_ids} * 8 > body.size()) break;
-    uint64_t first_id = nr_ids ? Ld64(body.data() + pos) : 0;
+    uint64_t first_id = nr_ids ? LoadLe64(body.data() + pos) : 0;
     pos += uint64_t{nr_ids} * 8;
     for (auto& a : *attrs) {
       if (!a.ids.empty() && a.ids[0] == first_id) a.name = s;
@@ -276,7 +262,7 @@ void PerfDataFile::ParseFeature(int feature, std::span<const uint8_t> body) {
       break;
     case pd::kFeatNrCpus:
       // u32 nr_cpus_available, u32 nr_cpus_online.
-      if (body.size() >= 4) meta_.cpu_count = static_cast<int>(Ld32(body.data()));
+      if (body.size() >= 4) meta_.cpu_count = static_cast<int>(LoadLe32(body.data()));
       break;
     case pd::kFeatCpuDesc:
       if (ReadHeaderString(body, &pos, &s)) {
@@ -304,7 +290,7 @@ namespace {
 // PERF_RECORD_COMM: u32 pid, tid; char comm[].
 void ApplyComm(std::span<const uint8_t> body, TraceMeta* meta) {
   if (body.size() < 9) return;
-  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 4));
+  int32_t pid = static_cast<int32_t>(LoadLe32(body.data())), tid = static_cast<int32_t>(LoadLe32(body.data() + 4));
   const char* c = reinterpret_cast<const char*>(body.data() + 8);
   meta->comm_by_tid[tid] = std::string(c, strnlen(c, body.size() - 8));
   meta->tgid_by_tid[tid] = pid;
@@ -314,8 +300,8 @@ void ApplyComm(std::span<const uint8_t> body, TraceMeta* meta) {
 // COMM.
 void ApplyFork(std::span<const uint8_t> body, TraceMeta* meta) {
   if (body.size() < 16) return;
-  int32_t pid = static_cast<int32_t>(Ld32(body.data())), tid = static_cast<int32_t>(Ld32(body.data() + 8));
-  int32_t ptid = static_cast<int32_t>(Ld32(body.data() + 12));
+  int32_t pid = static_cast<int32_t>(LoadLe32(body.data())), tid = static_cast<int32_t>(LoadLe32(body.data() + 8));
+  int32_t ptid = static_cast<int32_t>(LoadLe32(body.data() + 12));
   meta->tgid_by_tid[tid] = pid;
   if (!meta->comm_by_tid.count(tid) && meta->comm_by_tid.count(ptid)) {
     meta->comm_by_tid[tid] = meta->comm_by_tid[ptid];
@@ -339,7 +325,7 @@ bool SkipReadValues(uint64_t rf, size_t body_size, const uint8_t** p, const uint
   uint64_t nr = 1;
   if (rf & pd::kReadGroup) {
     if (!need(8)) return false;
-    nr = Ld64(*p);
+    nr = LoadLe64(*p);
     if (nr > body_size) return false;
     *p += 8;
   }
@@ -351,7 +337,7 @@ bool SkipReadValues(uint64_t rf, size_t body_size, const uint8_t** p, const uint
 // PERF_SAMPLE_CALLCHAIN: u64 nr; u64 ips[nr].
 bool SkipCallchain(size_t body_size, const uint8_t** p, const uint8_t* end) {
   if (end - *p < 8) return false;
-  uint64_t nr = Ld64(*p);
+  uint64_t nr = LoadLe64(*p);
   *p += 8;
   if (nr > body_size / 8 || static_cast<uint64_t>(end - *p) < nr * 8) return false;
   *p += nr * 8;
@@ -397,8 +383,8 @@ WalkStop WalkRecords(DataWindow& window, uint64_t* pos, uint64_t end, uint64_t s
     if (*pos >= stop_at) return WalkStop::kReached;
     if (end - *pos < pd::kRecordHeaderSize) return WalkStop::kTruncated;
     const uint8_t* r = window.At(*pos, pd::kRecordHeaderSize);
-    const uint32_t type = Ld32(r);
-    const uint16_t size = Ld16(r + 6);
+    const uint32_t type = LoadLe32(r);
+    const uint16_t size = LoadLe16(r + 6);
     if (size < pd::kRecordHeaderSize) return WalkStop::kBadRecord;
     if (size > end - *pos) return WalkStop::kTruncated;
     r = window.At(*pos, size);
@@ -430,11 +416,11 @@ void CountRecord(uint32_t type, std::span<const uint8_t> body, PerfRecordStats* 
     case pd::kRecordSample: ++stats->samples; break;
     case pd::kRecordLost:  // u64 id; u64 lost.
       ++stats->lost_records;
-      if (body.size() >= 16) stats->lost_events += Ld64(body.data() + 8);
+      if (body.size() >= 16) stats->lost_events += LoadLe64(body.data() + 8);
       break;
     case pd::kRecordLostSamples:  // u64 lost.
       ++stats->lost_records;
-      if (body.size() >= 8) stats->lost_events += Ld64(body.data());
+      if (body.size() >= 8) stats->lost_events += LoadLe64(body.data());
       break;
     case pd::kRecordFinishedRound: ++stats->finished_rounds; break;
     case pd::kRecordCompressed: ++stats->compressed_records; break;
@@ -464,7 +450,7 @@ struct ScanTail {
       const uint64_t n = std::min<uint64_t>(size - pos, 64 << 10) & ~uint64_t{7};
       const uint8_t* w = window.At(pos, n);
       for (uint64_t i = 0; i < n; i += 8) {
-        if (Ld64(w + i) == kFinishedRoundHeader) {
+        if (LoadLe64(w + i) == kFinishedRoundHeader) {
           found = pos + i + 8;
           break;
         }
@@ -519,7 +505,7 @@ void PerfDataFile::ScanRecords(unsigned threads) {
       case pd::kRecordHeaderAttr:
         // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
         if (body.size() >= pd::kAttrMinSize) {
-          uint32_t attr_size = Ld32(body.data() + pd::kAttrSizeOff);
+          uint32_t attr_size = LoadLe32(body.data() + pd::kAttrSizeOff);
           if (attr_size < pd::kAttrMinSize || attr_size > body.size()) attr_size = pd::kAttrMinSize;
           AddAttr(body.subspan(0, attr_size), body.subspan(attr_size));
         }
@@ -527,7 +513,7 @@ void PerfDataFile::ScanRecords(unsigned threads) {
       case pd::kRecordHeaderTracingData:
         // Pipe mode: u32 size; the tracing data follows the record, padded to 8 bytes.
         if (body.size() >= 4) {
-          uint64_t tsize = Ld32(body.data());
+          uint64_t tsize = LoadLe32(body.data());
           uint64_t padded = (tsize + 7) & ~uint64_t{7};
           if (padded > end - *next) {
             diagnostics_->Bump(DiagId::kPerfdataTruncated);
@@ -540,7 +526,7 @@ void PerfDataFile::ScanRecords(unsigned threads) {
         break;
       case pd::kRecordHeaderFeature:
         // Pipe mode: u64 feature id, then the same body as a file-mode feature section.
-        if (body.size() >= 8) ParseFeature(static_cast<int>(Ld64(body.data())), body.subspan(8));
+        if (body.size() >= 8) ParseFeature(static_cast<int>(LoadLe64(body.data())), body.subspan(8));
         break;
       default: break;
     }
@@ -603,7 +589,7 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   const PerfAttr* attr = &attrs_[0];
   if (!uniform_sample_type_ && id_pos_ >= 0) {
     if (body.size() < static_cast<size_t>(id_pos_ + 1) * 8) return false;
-    auto it = attr_by_id_.find(Ld64(body.data() + id_pos_ * 8));
+    auto it = attr_by_id_.find(LoadLe64(body.data() + id_pos_ * 8));
     if (it == attr_by_id_.end()) return false;
     attr = &attrs_[it->second];
   }
@@ -614,7 +600,7 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   // Fields in the order of perf.data-file-format.txt / perf_event.h's PERF_RECORD_SAMPLE.
   if (st & pd::kSampleIdentifier) {
     if (!need(8)) return false;
-    out->id = Ld64(p), p += 8;
+    out->id = LoadLe64(p), p += 8;
   }
   if (st & pd::kSampleIp) {
     if (!need(8)) return false;
@@ -622,11 +608,11 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   }
   if (st & pd::kSampleTid) {
     if (!need(8)) return false;
-    out->pid = static_cast<int32_t>(Ld32(p)), out->tid = static_cast<int32_t>(Ld32(p + 4)), p += 8;
+    out->pid = static_cast<int32_t>(LoadLe32(p)), out->tid = static_cast<int32_t>(LoadLe32(p + 4)), p += 8;
   }
   if (st & pd::kSampleTime) {
     if (!need(8)) return false;
-    out->ts_ns = Ld64(p), p += 8;
+    out->ts_ns = LoadLe64(p), p += 8;
   }
   if (st & pd::kSampleAddr) {
     if (!need(8)) return false;
@@ -634,7 +620,7 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   }
   if (st & pd::kSampleId) {
     if (!need(8)) return false;
-    out->id = Ld64(p), p += 8;
+    out->id = LoadLe64(p), p += 8;
   }
   if (st & pd::kSampleStreamId) {
     if (!need(8)) return false;
@@ -642,7 +628,7 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   }
   if (st & pd::kSampleCpu) {
     if (!need(8)) return false;
-    out->cpu = static_cast<int32_t>(Ld32(p)), p += 8;
+    out->cpu = static_cast<int32_t>(LoadLe32(p)), p += 8;
   }
   if (st & pd::kSamplePeriod) {
     if (!need(8)) return false;
@@ -653,7 +639,7 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   if (st & pd::kSampleRaw) {
     // u32 size; char data[size]; the record is padded to u64 after it.
     if (!need(4)) return false;
-    uint32_t size = Ld32(p);
+    uint32_t size = LoadLe32(p);
     p += 4;
     if (!need(size)) return false;
     out->raw = std::span<const uint8_t>(p, size);
@@ -675,7 +661,7 @@ uint64_t PerfDataFile::LoadDataU64(uint64_t offset) const {
   uint64_t at = data_offset_ + offset;
   uint8_t buf[8] = {};
   if (at < bytes.size()) std::memcpy(buf, bytes.data() + at, std::min<uint64_t>(8, bytes.size() - at));
-  return Ld64(buf);
+  return LoadLe64(buf);
 }
 
 bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu,
@@ -690,12 +676,12 @@ bool PerfDataFile::ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t*
   const uint8_t* p = body.data() + body.size() - n * 8;
   if (st & pd::kSampleTid) p += 8;
   if (st & pd::kSampleTime) {
-    *ts_ns = Ld64(p), p += 8;
+    *ts_ns = LoadLe64(p), p += 8;
     if (has_ts) *has_ts = true;
   }
   if (st & pd::kSampleId) p += 8;
   if (st & pd::kSampleStreamId) p += 8;
-  if (st & pd::kSampleCpu) *cpu = static_cast<int32_t>(Ld32(p));
+  if (st & pd::kSampleCpu) *cpu = static_cast<int32_t>(LoadLe32(p));
   return true;
 }
 
