@@ -35,6 +35,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kvmhost-common"))
+from top_totals import top_totals  # noqa: E402  (the harnesses' shared reading of top --json)
+
 # kvm_exit's `ret` (arch/arm64/include/asm/kvm_asm.h ARM_EXCEPTION_*): the kernel prints IRQ, SERROR,
 # TRAP, HYP_GONE by name and IL (3) as a bare number; perf kvm stat's spellings.
 RET_NAMES = {"IRQ": "IRQ", "SERROR": "SERROR", "HYP_GONE": "HYP_GONE", "0x3": "ILLEGAL", "3": "ILLEGAL"}
@@ -351,17 +354,10 @@ def check_live_top(out):
     w = workload(guest)
     classes = handled_exits(guest)
     live_status(rec, "top")
-    with open(os.path.join(rec, "top.jsonl")) as f:
-        docs = [json.loads(line) for line in f if line.strip()]
-    expect(len(docs) >= 2, f"top printed {len(docs)} intervals")
-    reasons, vm_exits, lost = collections.Counter(), 0, 0
-    for doc in docs:
-        expect(doc.get("schema") == "exitscope.top/1", f"top schema {doc.get('schema')}")
-        for r in doc["reasons"]:
-            reasons[r["reason"]] += r["exits"]
-        vm_exits += sum(v["exits"] for v in doc["vms"] if v.get("pid") == w["pid"])
-        lost += sum(doc["lost_per_cpu"])
-    print(f"top: {len(docs)} intervals, per reason {dict(reasons)}; text per class {dict(classes)}")
+    intervals, reasons, vm_exits, lost, schemas = top_totals(os.path.join(rec, "top.jsonl"), w["pid"])
+    expect(intervals >= 2, f"top printed {intervals} intervals")
+    expect(schemas == {"exitscope.top/1"}, f"top schemas {schemas}")
+    print(f"top: {intervals} intervals, per reason {dict(reasons)}; text per class {dict(classes)}")
     expect(lost == 0, f"top reported {lost} lost events")
     # The workload's VM is the only one: every exit top saw is its, and the text's.
     expect(reasons == classes, f"top per reason {dict(reasons)} != text per class {dict(classes)}")

@@ -12,6 +12,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kvmhost-common"))
+from top_totals import top_totals  # noqa: E402  (the harnesses' shared reading of top --json)
+
 # SVM exit code of CPUID (arch/x86/include/uapi/asm/svm.h SVM_EXIT_CPUID).
 SVM_EXIT_CPUID = 0x72
 
@@ -334,15 +337,9 @@ def live_checks(name, live):
     elif name == "live_top_json":
         work = tests_by_name(load_json(os.path.join(live, "bench.json")))
         bench_pid = int(read_text(os.path.join(live, "bench.pid")))
-        lines = [json.loads(l) for l in read_text(os.path.join(live, "top.jsonl")).splitlines() if l]
-        expect(len(lines) >= 2, f"top printed {len(lines)} intervals")
-        reasons, vm_exits, lost = collections.Counter(), 0, 0
-        for doc in lines:
-            expect(doc.get("schema") == "exitscope.top/1", f"top schema {doc.get('schema')}")
-            for r in doc["reasons"]:
-                reasons[r["reason"]] += r["exits"]
-            vm_exits += sum(v["exits"] for v in doc["vms"] if v.get("pid") == bench_pid)
-            lost += sum(doc["lost_per_cpu"])
+        intervals, reasons, vm_exits, lost, schemas = top_totals(os.path.join(live, "top.jsonl"), bench_pid)
+        expect(intervals >= 2, f"top printed {intervals} intervals")
+        expect(schemas == {"exitscope.top/1"}, f"top schemas {schemas}")
         expect(lost == 0, f"top reported {lost} lost events")
         # dr_burst* run a CPUID before each burst.
         for reason, tests in (("cpuid", ("cpuid", "dr_burst", "dr_burst_guestdbg")), ("hlt", ("hlt",)),
