@@ -9,7 +9,8 @@
 #     instance: DIR/exitscope-default.dat).
 # With that exitscope, `exitscope top --json` (DIR/top.jsonl, top.rc, top.err) and `exitscope serve`
 # (scraped before and after the run: DIR/metrics-before.txt, metrics-after.txt; serve.rc, serve.err)
-# watch the run live from instances of their own.
+# watch the run live from instances of their own, and `exitscope top --mode stats --json` reads KVM's
+# own counters through the VMM's stats fds (DIR/top-stats.jsonl, top-stats.rc, top-stats.err).
 # The oracle instance is on only while the workload runs; the recorders start before and stop after,
 # so every event of the workload's thread is in all of them. Also leaves: workload.txt (the VMM's
 # counts and KVM's stats), ring-buffer stats per buffer, the kvm event formats. (trace-cmd report
@@ -41,6 +42,8 @@ if command -v exitscope > /dev/null; then
   exitscope top --json -d 0.5 > "$DIR/top.jsonl" 2> "$DIR/top.err" &
   LIVE=$!
   exitscope serve --listen 127.0.0.1:9464 --interval 0.2 2> "$DIR/serve.err" &
+  LIVE="$LIVE $!"
+  exitscope top --mode stats --json -d 0.1 > "$DIR/top-stats.jsonl" 2> "$DIR/top-stats.err" &
   LIVE="$LIVE $!"
 fi
 ours_up() {  # every exitscope instance tracing: two recorders, top, serve
@@ -95,6 +98,7 @@ if [ -n "$ES" ]; then
   es_rc=0; wait "$2" || es_rc=$?; echo $es_rc > "$DIR/exitscope-default.rc"
   es_rc=0; wait "$3" || es_rc=$?; echo $es_rc > "$DIR/top.rc"
   es_rc=0; wait "$4" || es_rc=$?; echo $es_rc > "$DIR/serve.rc"
+  es_rc=0; wait "$5" || es_rc=$?; echo $es_rc > "$DIR/top-stats.rc"
 fi
 phase "recorders stopped"
 cat $I/trace > "$DIR/trace.txt"

@@ -24,6 +24,9 @@ Checks:
                     all of them the workload VM's; no loss, exit status 0
   live_serve        `exitscope serve` scraped before and after the run: the increase of
                     exitscope_exits_total per reason equals the same count per class
+  live_top_stats    `exitscope top --mode stats --json` during the run: KVM's counters of the workload VM
+                    read through its stats fds (arm64's hvc_exit_stat, wfi_exit_stat, mmio_exit_user …)
+                    grew by most of what the VMM read from them at the end, and never by more
   bench_all_tests   the arm64 `exitscope bench`: every test ran, KVM's stats count its exit per iteration
   bench_exits_by_pc a recorded `exitscope bench --iterations 50`: the text's kvm_exit of each test's
                     class at its exiting instruction, once per iteration
@@ -385,6 +388,35 @@ def check_live_serve(out):
     expect(grown == classes, f"serve: exits_total grew by {dict(grown)}, text per class {dict(classes)}")
 
 
+# KVM's counters the workload makes grow (arm64 names among them), as the VMM read them at the end.
+STATS_GROWN = ["exits", "hvc_exit_stat", "wfi_exit_stat", "mmio_exit_user", "mmio_exit_kernel"]
+
+
+def check_live_top_stats(out):
+    guest = os.path.join(out, "guest")
+    rec = os.path.join(guest, "rec")
+    w = workload(guest)
+    live_status(rec, "top-stats")
+    with open(os.path.join(rec, "top-stats.jsonl")) as f:
+        docs = [json.loads(line) for line in f if line.strip()]
+    expect(docs and all(d.get("schema") == "exitscope.top-stats/1" for d in docs), "top --mode stats: schema")
+    grown = collections.Counter()
+    for d in docs:
+        for vm in d["vms"]:
+            if vm["pid"] == w["pid"]:
+                grown.update(vm["counters"])  # the first sight counts from 0
+    print(f"top --mode stats: workload VM (pid {w['pid']}) grew by "
+          f"{ {k: grown[k] for k in STATS_GROWN} }; the VMM read {[(k, w['stat'].get(k)) for k in STATS_GROWN]}")
+    # Read every 0.1 s while the VM lives: what KVM counted after the last read is gone with the VM,
+    # so each counter grew by at most the VMM's final figure, and (exits) by most of it.
+    for k in STATS_GROWN:
+        want = w["stat"].get(k, 0)
+        expect(want > 0, f"the VMM read no {k}: workload?")
+        expect(0 < grown[k] <= want, f"top --mode stats: {k} grew by {grown[k]}, the VMM read {want}")
+    expect(grown["exits"] >= w["stat"].get("exits", 0) // 2,
+           f"top --mode stats: exits grew by {grown['exits']}, under half of {w['stat'].get('exits')}")
+
+
 BENCH_TESTS = ["hvc", "sysreg_read", "mmio_user", "mmio_ioeventfd", "wfi"]
 # Per test: the class its exit has, the PC kvm_exit shows relative to the exiting instruction (an HVC
 # is taken with its return address, the next instruction; traps and aborts with their own), and
@@ -470,6 +502,7 @@ def main():
         "record_defaults": lambda: check_record_defaults(out),
         "live_top": lambda: check_live_top(out),
         "live_serve": lambda: check_live_serve(out),
+        "live_top_stats": lambda: check_live_top_stats(out),
         "bench_all_tests": lambda: check_bench_all_tests(out),
         "bench_exits_by_pc": lambda: check_bench_exits_by_pc(out),
     }[check]()
