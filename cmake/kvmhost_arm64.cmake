@@ -46,7 +46,7 @@ set_tests_properties(kvmhost_arm64_full.boot_suite PROPERTIES LABELS kvmhost-arm
                      FIXTURES_REQUIRED kvmhost_arm64_cross FIXTURES_SETUP kvmhost_arm64_full
                      RESOURCE_LOCK "kvmhost_qemu;kvmhost_arm64_cache" ENVIRONMENT "${KVMHOST_ARM64_ENV}")
 foreach(check workload_exits record_clean record_defaults live_top live_serve live_top_stats
-              bench_all_tests bench_exits_by_pc)
+              live_bpf_refused bench_all_tests bench_exits_by_pc)
   add_test(NAME kvmhost_arm64_full.${check}
            COMMAND ${Python3_EXECUTABLE} ${KVMHOST_ARM64_DIR}/tests/check_arm64.py ${check} ${KVMHOST_ARM64_OUT}/full)
   set_tests_properties(kvmhost_arm64_full.${check} PROPERTIES LABELS kvmhost-arm64-full TIMEOUT 120

@@ -2,12 +2,14 @@
 // intervals (per-CPU sums, deltas between snapshots, log2 percentiles), KVM's debugfs counters
 // parsed from a directory laid out as the kernel lays it out, and bench --observe's mode list.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "observe/bench_observe.h"
+#include "observe/bpf_exit_reader.h"
 #include "observe/bpf_exit_table.h"
 #include "observe/kvm_debugfs_stats.h"
 #include "observe/stats_top.h"
@@ -211,6 +213,28 @@ TEST(ObserveModes, ParsesAndRejects) {
   EXPECT_EQ(bad.error().code, kExitUsage);
   EXPECT_NE(bad.error().hint.find("tracefs-minimal"), std::string::npos);
   EXPECT_FALSE(ParseObserveModes(",").ok());
+}
+
+// An arm64 host's kvm_exit (ret, esr_ec, vcpu_pc: the real 6.1 kernel's format) has no exit_reason for
+// the BPF program to count by: BPF mode refuses, says why and points at tracefs mode, rather than
+// counting a field that is not there. (A cross-built arm64 exitscope carries no BPF program at all
+// and says that instead: the kvmhost-arm64 check live_bpf_refused.)
+TEST(BpfExitReader, RefusesArm64KvmExitLayout) {
+  const fs::path dir = fs::temp_directory_path() / ("exitscope-bpf-arm64-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "events/kvm/kvm_exit");
+  fs::copy_file(std::string(EXITSCOPE_SHARED_DIR) + "/traces/nested-arm64-6.1/formats/kvm_exit.format",
+                dir / "events/kvm/kvm_exit/format", fs::copy_options::overwrite_existing);
+  auto reader = BpfExitReader::Load({.tracefs = dir.string()});
+  fs::remove_all(dir);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.error().tag, "observe.bpf-unavailable");
+  EXPECT_EQ(reader.error().code, 69);
+  if (BpfExitReader::Built()) {
+    EXPECT_NE(reader.error().message.find("arm64"), std::string::npos) << reader.error().message;
+    EXPECT_NE(reader.error().hint.find("--mode tracefs"), std::string::npos) << reader.error().hint;
+  } else {
+    EXPECT_NE(reader.error().message.find("built without"), std::string::npos) << reader.error().message;
+  }
 }
 
 }  // namespace

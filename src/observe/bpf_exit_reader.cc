@@ -143,8 +143,16 @@ Result<std::vector<BpfExitEntry>> BpfExitReader::Snapshot() const {
 struct BpfExitReader::Impl {};
 bool BpfExitReader::Built() { return false; }
 Result<std::unique_ptr<BpfExitReader>> BpfExitReader::Load(const BpfExitOptions&) {
+#if defined(__aarch64__)
+  // Rebuilding would not help: the program counts x86's kvm_exit layout (exit_reason, isa) only.
+  return Unavailable(
+      "this exitscope was built without its BPF program, which does not count an arm64 "
+      "host's kvm_exit yet",
+      "use `--mode tracefs` (or `--mode stats` for KVM's own counters)");
+#else
   return Unavailable("this exitscope was built without its BPF program (no clang/bpftool/libbpf-dev)",
                      "rebuild after scripts/install-deps.sh, or use `--mode tracefs`");
+#endif
 }
 Result<std::vector<BpfExitEntry>> BpfExitReader::Snapshot() const { return std::vector<BpfExitEntry>{}; }
 

@@ -11,6 +11,9 @@
 # (scraped before and after the run: DIR/metrics-before.txt, metrics-after.txt; serve.rc, serve.err)
 # watch the run live from instances of their own, and `exitscope top --mode stats --json` reads KVM's
 # own counters through the VMM's stats fds (DIR/top-stats.jsonl, top-stats.rc, top-stats.err).
+# Before all that, `exitscope top --mode bpf` must refuse (the cross build has no BPF program; the
+# program counts x86's kvm_exit layout only): DIR/top-bpf.rc, top-bpf.err; and `--mode auto` say it
+# fell back to tracefs: DIR/top-auto.*.
 # The oracle instance is on only while the workload runs; the recorders start before and stop after,
 # so every event of the workload's thread is in all of them. Also leaves: workload.txt (the VMM's
 # counts and KVM's stats), ring-buffer stats per buffer, the kvm event formats. (trace-cmd report
@@ -34,6 +37,10 @@ TC=$!
 ES=
 LIVE=
 if command -v exitscope > /dev/null; then
+  rc=0; timeout 60 exitscope top --mode bpf -n 1 > /dev/null 2> "$DIR/top-bpf.err" || rc=$?
+  echo $rc > "$DIR/top-bpf.rc"
+  rc=0; timeout 120 exitscope top --mode auto --json -n 1 -d 0.2 > "$DIR/top-auto.jsonl" 2> "$DIR/top-auto.err" || rc=$?
+  echo $rc > "$DIR/top-auto.rc"
   exitscope record -e 'kvm:*' -b 16384 -o "$DIR/exitscope-record.dat" 2> "$DIR/exitscope-record.err" &
   ES=$!
   exitscope record -b 16384 -o "$DIR/exitscope-default.dat" 2> "$DIR/exitscope-default.err" &
