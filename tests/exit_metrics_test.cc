@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/exit_metrics.h"
+#include "pipeline/input_detector.h"
 #include "cli/trace_metrics.h"
 #include "report/openmetrics_reporter.h"
 #include "sinks/metrics_http_server.h"
@@ -60,6 +61,42 @@ TEST(ExitMetrics, RealTraceCountsMatchPerfKvmStat) {
   EXPECT_EQ(om.find("exitscope_exit_duration_seconds"), std::string::npos);  // opt-in only
   EXPECT_TRUE(om.ends_with("# EOF\n"));
   EXPECT_EQ(Promtool(text), "");  // (it reads the text format only, not OpenMetrics)
+}
+
+// Live (serve), the pairer never reaches an end: an exit counted with its pair would leave out the
+// one still being handled, such as a VM's last. Counted at its kvm_exit (ExitCounting::kAtKvmExit,
+// every event shown first to the metrics, then to the pairer, as serve's session does) every exit is
+// in exits_total at once, and the times are the pairs' as before.
+TEST(ExitMetrics, LiveCountsEachExitAtItsKvmExit) {
+  auto run = [](ExitCounting counting, std::map<std::string, uint64_t>* exits, std::map<std::string, uint64_t>* timed,
+                uint64_t* vcpu_exits) {
+    auto src = OpenKvmEventSource(kKvmprobe);
+    ASSERT_TRUE(src.ok()) << src.error().message;
+    ExitMetrics m([](int32_t, int32_t) { return ExitVmName{"vm", "", "", 0}; }, counting);
+    Diagnostics diag;
+    ExitPairer pairer((*src)->meta(), &diag, &m);
+    KvmEvent e;
+    while ((*src)->Next(&e, nullptr)) {
+      m.OnKvmEvent(e);
+      pairer.OnEvent(e);
+    }
+    // No pairer.Finish(): a live session does not end while the VM runs.
+    for (const auto& [domain, d] : m.domains()) {
+      for (const auto& [reason, r] : d.reasons) (*exits)[reason] += r.exits, (*timed)[reason] += r.timed;
+      for (const auto& [vcpu, n] : d.vcpu_exits) *vcpu_exits += n;
+    }
+  };
+  std::map<std::string, uint64_t> exits, timed, paired_exits, paired_timed;
+  uint64_t vcpu = 0, paired_vcpu = 0;
+  run(ExitCounting::kAtKvmExit, &exits, &timed, &vcpu);
+  run(ExitCounting::kWhenPaired, &paired_exits, &paired_timed, &paired_vcpu);
+  EXPECT_EQ(exits["hlt"], 200u);  // the trace's last exit, open at its end, is counted
+  EXPECT_EQ(paired_exits["hlt"], 199u);
+  EXPECT_EQ(exits["msr"], 600u);
+  EXPECT_EQ(timed, paired_timed);
+  EXPECT_EQ(timed["hlt"], 199u);
+  EXPECT_EQ(vcpu, 2610u);  // every kvm_exit (report: kvm_exit 2,610)
+  EXPECT_EQ(paired_vcpu, 2609u);
 }
 
 ExitSample Sample(int32_t tid, uint32_t reason, uint64_t dur_ns, bool vmm = false) {

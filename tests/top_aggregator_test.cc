@@ -1,7 +1,9 @@
 // `top`'s per-interval aggregation on a real recording: the kvmprobe-200 trace (real AMD SVM KVM host)
-// read by the project's reader, paired by the project's pairer, aggregated as one top interval. The
-// per-reason counts must equal what `perf kvm stat report` printed for the same workload (README of
-// the trace: msr 600, npf 401, io 400, read_dr7 201, read_cr4/write_cr4/cpuid/hypercall 200, hlt 199).
+// read by the project's reader, every event shown to the aggregator and to the project's pairer, as
+// one top interval. Exits count at their kvm_exit, as `exitscope report` counts them; the timed ones
+// are those `perf kvm stat report` printed for the same workload (README of the trace: msr 600, npf
+// 401, io 400, read_dr7 201, read_cr4/write_cr4/cpuid/hypercall 200, hlt 199): the trace ends
+// inside its last HLT exit, which has no entry.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -24,17 +26,21 @@ TEST(TopAggregator, RealTraceOneIntervalMatchesPerfKvmStat) {
   LostEvents lost;
   while ((*src)->Next(&e, &lost)) {
     if (lost.cpu >= 0) pairer.OnLost(lost);
+    agg.OnKvmEvent(e);
     pairer.OnEvent(e);
   }
   TopInterval t = agg.TakeInterval(2.0, {0, 0}, 0);
-  std::map<std::string, uint64_t> by_reason;
-  for (const auto& r : t.reasons) by_reason[r.label] = r.exits;
+  std::map<std::string, uint64_t> by_reason, timed;
+  for (const auto& r : t.reasons) by_reason[r.label] = r.exits, timed[r.label] = r.timed;
   EXPECT_EQ(by_reason["msr"], 600u);
   EXPECT_EQ(by_reason["npf"], 401u);
   EXPECT_EQ(by_reason["io"], 400u);
   EXPECT_EQ(by_reason["cpuid"], 200u);
   EXPECT_EQ(by_reason["vmmcall"] + by_reason["hypercall"], 200u);
-  EXPECT_EQ(by_reason["hlt"], 199u);
+  EXPECT_EQ(by_reason["hlt"], 200u);  // report's COUNT: the last one still open when the trace ended
+  EXPECT_EQ(timed["hlt"], 199u);      // perf kvm stat's: it counts pairs
+  EXPECT_EQ(timed["msr"], 600u);
+  EXPECT_EQ(t.exits, 2610u);  // every kvm_exit of the trace (report: kvm_exit 2,610)
   // Sorted by count, the busiest reason first; rates are per interval second.
   ASSERT_FALSE(t.reasons.empty());
   EXPECT_EQ(t.reasons[0].label, "msr");
@@ -61,14 +67,60 @@ TEST(TopAggregator, ReasonFilterKeepsOnlyThatReason) {
   Diagnostics diag;
   ExitPairer pairer((*src)->meta(), &diag, &agg);
   KvmEvent e;
-  while ((*src)->Next(&e, nullptr)) pairer.OnEvent(e);
+  while ((*src)->Next(&e, nullptr)) {
+    agg.OnKvmEvent(e);
+    pairer.OnEvent(e);
+  }
   TopInterval t = agg.TakeInterval(1.0, {}, 0);
   ASSERT_EQ(t.reasons.size(), 1u);
   EXPECT_EQ(t.reasons[0].label, "hlt");
-  EXPECT_EQ(t.exits, 199u);
+  EXPECT_EQ(t.exits, 200u);
+  EXPECT_EQ(t.reasons[0].timed, 199u);
   std::string text = RenderTopText(t);
   EXPECT_NE(text.find("hlt"), std::string::npos);
   EXPECT_NE(text.find("lost events:"), std::string::npos);
+}
+
+// An exit still being handled when the interval ends counts in it at once, with no time: its row
+// says so ("timed" 0, times unknown: "-" in text, null in JSON), never a made-up 0 ns. Its time comes
+// in the interval its entry does.
+TEST(TopAggregator, ExitInFlightCountsNowIsTimedWhenItEnds) {
+  TopAggregator agg;
+  Diagnostics diag;
+  TraceMeta meta;
+  ExitPairer pairer(meta, &diag, &agg);
+  KvmEvent x;
+  x.kind = EventKind::kExit;
+  x.isa = Isa::kVmx;
+  x.reason = 12;  // HLT
+  x.tid = 4242;
+  x.cpu = 0;
+  x.ts_ns = 1000;
+  agg.OnKvmEvent(x);
+  pairer.OnEvent(x);
+  TopInterval first = agg.TakeInterval(1.0, {0}, 0);
+  ASSERT_EQ(first.reasons.size(), 1u);
+  EXPECT_EQ(first.exits, 1u);
+  EXPECT_EQ(first.reasons[0].exits, 1u);
+  EXPECT_EQ(first.reasons[0].timed, 0u);
+  auto j = nlohmann::json::parse(RenderTopJson(first));
+  EXPECT_EQ(j["reasons"][0]["exits"], 1);
+  EXPECT_EQ(j["reasons"][0]["timed"], 0);
+  EXPECT_TRUE(j["reasons"][0]["p50_ns"].is_null());
+  EXPECT_TRUE(j["reasons"][0]["max_ns"].is_null());
+  EXPECT_TRUE(j["vms"][0]["p99_ns"].is_null());
+  const std::string text = RenderTopText(first);
+  EXPECT_EQ(text.find("0ns"), std::string::npos) << text;
+  KvmEvent n = x;
+  n.kind = EventKind::kEntry;
+  n.ts_ns = 5000;
+  agg.OnKvmEvent(n);
+  pairer.OnEvent(n);
+  TopInterval second = agg.TakeInterval(1.0, {0}, 0);
+  ASSERT_EQ(second.reasons.size(), 1u);
+  EXPECT_EQ(second.exits, 0u);  // counted in the first interval already
+  EXPECT_EQ(second.reasons[0].timed, 1u);
+  EXPECT_EQ(second.reasons[0].max_ns, 4000u);
 }
 
 }  // namespace

@@ -6,11 +6,11 @@
 
 namespace exitscope {
 
-ReasonMetrics& ExitMetrics::Cell(const ExitSample& s) {
-  auto [it, fresh] = threads_.try_emplace(s.tid);
+ReasonMetrics& ExitMetrics::Cell(int32_t tid, int32_t vcpu_id, Isa isa, uint32_t reason, bool count) {
+  auto [it, fresh] = threads_.try_emplace(tid);
   ThreadCell& t = it->second;
   if (fresh || !t.domain) {
-    ExitVmName n = namer_(s.tid, s.vcpu_id);
+    ExitVmName n = namer_(tid, vcpu_id);
     DomainMetrics& d = domains_[n.domain];
     if (!n.uuid.empty()) d.uuid = n.uuid;
     if (!n.vmm.empty()) d.vmm = n.vmm;
@@ -20,18 +20,22 @@ ReasonMetrics& ExitMetrics::Cell(const ExitSample& s) {
     t.last_code = UINT32_MAX;
   }
   // A vCPU thread exits for few reasons in a row: remember the last one's cell.
-  if (t.last_code != s.reason || !t.last_reason) {
-    t.last_reason = &t.domain->reasons[ExitReasonName(s.isa, s.reason)];
-    t.last_code = s.reason;
+  if (t.last_code != reason || !t.last_reason) {
+    t.last_reason = &t.domain->reasons[ExitReasonName(isa, reason)];
+    t.last_code = reason;
   }
-  ++*t.vcpu_exits;
+  if (count) ++*t.vcpu_exits;
   return *t.last_reason;
 }
 
+void ExitMetrics::OnKvmEvent(const KvmEvent& e) {
+  if (at_kvm_exit_ && e.kind == EventKind::kExit) Cell(e.tid, e.vcpu_id, e.isa, e.reason, true).exits++;
+}
+
 void ExitMetrics::OnExitSample(const ExitSample& s) {
-  ReasonMetrics& r = Cell(s);
+  ReasonMetrics& r = Cell(s.tid, s.vcpu_id, s.isa, s.reason, !at_kvm_exit_);
   const uint64_t ns = s.handling_ns();
-  r.exits++;
+  if (!at_kvm_exit_) r.exits++;
   (s.to_userspace ? r.vmm_ns : r.kernel_ns) += ns;
   r.timed++;
   r.timed_ns += ns;
@@ -40,7 +44,9 @@ void ExitMetrics::OnExitSample(const ExitSample& s) {
   if (b != kExitDurationBuckets.end()) r.buckets[b - kExitDurationBuckets.begin()]++;
 }
 
-void ExitMetrics::OnUntimedExit(const ExitSample& s) { Cell(s).exits++; }
+void ExitMetrics::OnUntimedExit(const ExitSample& s) {
+  if (!at_kvm_exit_) Cell(s.tid, s.vcpu_id, s.isa, s.reason, true).exits++;
+}
 
 void ExitMetrics::OnLost(const LostEvents& lost) {
   if (lost.cpu >= 0) lost_by_cpu_[lost.cpu] += lost.count;

@@ -2,7 +2,9 @@
 // handling time per (domain, reason), split by stage (kernel, or a trip to the VMM), exits per
 // (domain, vCPU index), a duration histogram per (domain, reason), and what each VM is.
 // In: ExitSamples (timed and untimed) from the one pairer, a namer that says which VM and vCPU a
-// host thread is. Out: ExitMetrics, read under the caller's lock by report/openmetrics_reporter.
+// host thread is; live (serve), every kvm event too, so that an exit counts when its kvm_exit
+// happens (ExitCounting::kAtKvmExit: one still being handled, a VM's last, is counted at once).
+// Out: ExitMetrics, read under the caller's lock by report/openmetrics_reporter.
 // Assumptions: counters only grow (a VM keeps its series while it lives and for a grace period
 // after); a VM is known by its domain name, so a VM restarted under the same name continues its
 // series; labels are bounded (domain, reason, vCPU index, stage, never pid/tid/RIP/MSR/port).
@@ -16,9 +18,14 @@
 #include <string>
 #include <unordered_map>
 
+#include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
 
 namespace exitscope {
+
+// When an exit is counted: with its pair (a trace read whole, where every exit reaches the pairer's
+// end) or at its kvm_exit (live, where the last exit of a VM never gets an entry).
+enum class ExitCounting { kWhenPaired, kAtKvmExit };
 
 struct ExitVmName {
   std::string domain, uuid, vmm;
@@ -47,9 +54,11 @@ struct DomainMetrics {
   uint64_t gone_since_ns = 0;                    // 0: alive
 };
 
-class ExitMetrics : public ExitSampleSink {
+class ExitMetrics : public ExitSampleSink, public KvmEventTap {
  public:
-  explicit ExitMetrics(VmNameFn namer) : namer_(std::move(namer)) {}
+  explicit ExitMetrics(VmNameFn namer, ExitCounting counting = ExitCounting::kWhenPaired)
+      : namer_(std::move(namer)), at_kvm_exit_(counting == ExitCounting::kAtKvmExit) {}
+  void OnKvmEvent(const KvmEvent& e) override;  // kAtKvmExit: counts a kvm_exit
   void OnExitSample(const ExitSample& s) override;
   void OnUntimedExit(const ExitSample& s) override;
   void OnLost(const LostEvents& lost);
@@ -72,8 +81,10 @@ class ExitMetrics : public ExitSampleSink {
     uint32_t last_code = UINT32_MAX;
     ReasonMetrics* last_reason = nullptr;
   };
-  ReasonMetrics& Cell(const ExitSample& s);
+  // The cell of an exit of thread `tid`; `count` also counts it for its vCPU.
+  ReasonMetrics& Cell(int32_t tid, int32_t vcpu_id, Isa isa, uint32_t reason, bool count);
   VmNameFn namer_;
+  bool at_kvm_exit_;
   std::map<std::string, DomainMetrics> domains_;  // std::map: pointers stay valid on insert
   std::unordered_map<int32_t, ThreadCell> threads_;
   std::map<int32_t, uint64_t> lost_by_cpu_;

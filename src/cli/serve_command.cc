@@ -42,8 +42,8 @@ GET / points there; anything else gets 404 or 405. --mode chooses how exits are 
 A metric a mode cannot supply is absent, never 0; exitscope_observer_info{mode} says which ran.
 
 Metrics (prefix exitscope_, base units; counters only grow), tracefs mode:
-  exits_total{domain,reason}               exits per VM and exit reason, each counted once its
-                                           vCPU enters the guest again (bpf mode: at the exit)
+  exits_total{domain,reason}               exits per VM and exit reason, each counted when its
+                                           kvm_exit happens (its time when the vCPU re-enters)
   exit_seconds_total{domain,reason,stage}  handling time; stage="vmm": exits that went to the VMM
                                            (kvm_userspace_exit), stage="kernel": the others
   vcpu_exits_total{domain,vcpu}            exits per vCPU index
@@ -165,7 +165,7 @@ Status CollectInterval(LiveExitSession& capture, ExitMetrics& live_metrics, Proc
 // The live host: exits traced in an instance of our own, served until SIGINT/SIGTERM.
 int ServeLive(const ServeArgs& a, const Filters& filters, Served& served) {
   ProcVmDirectory vms;
-  ExitMetrics live_metrics(NamerOf(vms));
+  ExitMetrics live_metrics(NamerOf(vms), ExitCounting::kAtKvmExit);
   std::vector<DiagnosticCounter> diagnostics;
   served.body = [&](const ExpositionOptions& o, const ExporterSelf& self) {
     return RenderExposition(live_metrics, diagnostics, &self, o);
@@ -175,6 +175,7 @@ int ServeLive(const ServeArgs& a, const Filters& filters, Served& served) {
   live.buffer_kb = a.buffer_kb;
   live.pid = filters.pid.value_or(0);
   live.events = TimingExitEvents();  // no detail is exported: their records would only cost
+  live.tap = &live_metrics;          // exits counted as they happen, timed as they end
   auto session = LiveExitSession::Start(live, &live_metrics);
   if (!session.ok()) return PrintError(session.error());
   LiveExitSession& capture = **session;

@@ -23,13 +23,14 @@ namespace {
 std::string TopFooter() {
   return std::string(
              "Every -d seconds: exits/s per VM, per vCPU thread and per exit reason, with handling-time\n"
-             "percentiles (kvm_exit to kvm_entry) over the interval. In tracefs mode an exit counts in the\n"
-             "interval its vCPU enters the guest again: one still being handled (a vCPU waiting in the VMM,\n"
-             "a VM's last exit) is in none yet; bpf mode counts it at the exit. Traces in its own tracefs\n"
-             "instance and removes it on exit (Ctrl-C, SIGTERM, -n). Events the kernel lost in an interval are\n"
-             "shown per CPU with it: that interval's numbers are partial. VMs are named from their VMM's\n"
-             "command line (QEMU -name, Firecracker --id, cloud-hypervisor/crosvm API socket, else uuid or\n"
-             "comm-pid); vCPUs from the thread name (CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
+             "percentiles (kvm_exit to kvm_entry) over the interval. An exit counts in the interval its\n"
+             "kvm_exit happens (one still being handled shows at once) and is timed in the interval its vCPU\n"
+             "enters the guest again: a row's \"timed\" says how many times its percentiles are of, \"-\"\n"
+             "when none. Traces in its own tracefs instance and removes it on exit (Ctrl-C, SIGTERM, -n).\n"
+             "Events the kernel lost in an interval are shown per CPU with it: that interval's numbers are\n"
+             "partial. VMs are named from their VMM's command line (QEMU -name, Firecracker --id,\n"
+             "cloud-hypervisor/crosvm API socket, else uuid or comm-pid); vCPUs from the thread name\n"
+             "(CPU n/KVM, fc_vcpu n, vcpun, crosvm_vcpun).\n\n") +
          kHelpLiveNeeds +
          "\n\n"
          "Examples:\n"
@@ -105,6 +106,7 @@ int RunTopTracefsLoop(const TopArgs& a, const TopLoopOptions& loop, const Filter
   live.buffer_kb = a.buffer_kb;
   live.pid = filters.pid.value_or(0);
   live.events = TimingExitEvents();  // top shows no details: their records would only cost
+  live.tap = &agg;                   // exits counted as they happen, timed as they end
   auto session = LiveExitSession::Start(live, &agg);
   if (!session.ok()) return PrintError(session.error());
   LiveExitSession& capture = **session;

@@ -14,6 +14,7 @@ Result<std::unique_ptr<LiveExitSession>> LiveExitSession::Start(const LiveExitOp
   }
   std::unique_ptr<LiveExitSession> s(new LiveExitSession());
   s->on_lost_ = std::move(on_lost);
+  s->tap_ = options.tap;
   auto inst = TracefsInstance::Create(tracefs, options.buffer_kb);
   if (!inst.ok()) return inst.error();
   s->instance_ = std::move(*inst);
@@ -48,11 +49,15 @@ Status LiveExitSession::Poll(int wait_ms) {
 
 Status LiveExitSession::Collect() {
   if (auto n = reader_->Drain(page_sink_); !n.ok()) return n.error();
-  decoder_->Flush([&](const KvmEvent& e) { pairer_->OnEvent(e); },
-                  [&](const LostEvents& l) {
-                    pairer_->OnLost(l);
-                    if (on_lost_) on_lost_(l);
-                  });
+  decoder_->Flush(
+      [&](const KvmEvent& e) {
+        if (tap_) tap_->OnKvmEvent(e);
+        pairer_->OnEvent(e);
+      },
+      [&](const LostEvents& l) {
+        pairer_->OnLost(l);
+        if (on_lost_) on_lost_(l);
+      });
   reader_->UpdateStats();
   return {};
 }

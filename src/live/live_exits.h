@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/exit_driver.h"
 #include "analysis/exit_pairer.h"
 #include "base/result.h"
 #include "model/diagnostics.h"
@@ -25,6 +26,7 @@ struct LiveExitOptions {
   uint32_t buffer_kb = 4096;        // ring buffer per CPU
   int pid = 0;                      // 0: every process
   std::vector<std::string> events;  // empty: DefaultExitEvents() (bench --observe tracefs-minimal: fewer)
+  KvmEventTap* tap = nullptr;       // sees every kvm event before the pairer (top and serve count exits there)
 };
 
 class LiveExitSession {
@@ -51,6 +53,7 @@ class LiveExitSession {
   std::unique_ptr<ExitPairer> pairer_;
   std::unique_ptr<TracePipeReader> reader_;
   std::function<void(const LostEvents&)> on_lost_;
+  KvmEventTap* tap_ = nullptr;
   TracePipeReader::Sink page_sink_;
 };
 

@@ -57,6 +57,7 @@ TopRow RowOf(const Group& g, double interval_s) {
   r.vcpu = g.vcpu;
   r.exits = g.s.exits;
   r.exits_per_s = interval_s > 0 ? g.s.exits / interval_s : 0;
+  r.timed = g.s.timed;
   r.p50_ns = Log2Percentile(g.s.hist, 0.5);
   r.p90_ns = Log2Percentile(g.s.hist, 0.9);
   r.p99_ns = Log2Percentile(g.s.hist, 0.99);

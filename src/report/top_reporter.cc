@@ -13,9 +13,17 @@ namespace {
 nlohmann::json RowsJson(const std::vector<TopRow>& rows, const char* key) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json o = {{key, r.label},       {"exits", r.exits},      {"exits_per_s", r.exits_per_s},
-                        {"p50_ns", r.p50_ns}, {"p90_ns", r.p90_ns},    {"p99_ns", r.p99_ns},
-                        {"max_ns", r.max_ns}, {"total_ns", r.total_ns}};
+    // No exit of the row ended in the interval: its times are unknown, not 0.
+    auto time = [&r](uint64_t ns) { return r.timed ? nlohmann::json(ns) : nlohmann::json(nullptr); };
+    nlohmann::json o = {{key, r.label},
+                        {"exits", r.exits},
+                        {"exits_per_s", r.exits_per_s},
+                        {"timed", r.timed},
+                        {"p50_ns", time(r.p50_ns)},
+                        {"p90_ns", time(r.p90_ns)},
+                        {"p99_ns", time(r.p99_ns)},
+                        {"max_ns", time(r.max_ns)},
+                        {"total_ns", time(r.total_ns)}};
     if (r.pid >= 0) o["pid"] = r.pid;
     if (r.tid >= 0) o["tid"] = r.tid;
     if (r.vcpu >= 0) o["vcpu"] = r.vcpu;
@@ -36,12 +44,12 @@ std::string RenderTopText(const TopInterval& t) {
   out += "\n";
   for (const auto& [name, n] : t.diagnostics) out += fmt::format("  {} {}\n", name, n);
   auto table = [&out](const char* title, const std::vector<TopRow>& rows) {
-    out += fmt::format("\n{:<28} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}\n", title, "exits", "exits/s", "p50", "p90",
-                       "p99", "max");
+    out += fmt::format("\n{:<28} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9}\n", title, "exits", "exits/s", "timed",
+                       "p50", "p90", "p99", "max");
     for (const auto& r : rows) {
-      out += fmt::format("{:<28} {:>10} {:>10.0f} {:>9} {:>9} {:>9} {:>9}\n", r.label, r.exits, r.exits_per_s,
-                         FormatDuration(r.p50_ns), FormatDuration(r.p90_ns), FormatDuration(r.p99_ns),
-                         FormatDuration(r.max_ns));
+      auto time = [&r](uint64_t ns) { return r.timed ? FormatDuration(ns) : std::string("-"); };
+      out += fmt::format("{:<28} {:>10} {:>10.0f} {:>9} {:>9} {:>9} {:>9} {:>9}\n", r.label, r.exits, r.exits_per_s,
+                         r.timed, time(r.p50_ns), time(r.p90_ns), time(r.p99_ns), time(r.max_ns));
     }
   };
   table("VM", t.vms);
