@@ -65,7 +65,8 @@ TEST(AdviseGolden, Arm64KindsInArm64Words) {
     EXPECT_NE(summary.find("WFx"), std::string::npos) << rel;
     ::Run json = Advise("--json " + Trace(rel));
     ASSERT_EQ(json.rc, 0) << rel;
-    for (const auto& c : nlohmann::json::parse(json.out)["exit_classes"]) {
+    const nlohmann::json doc = nlohmann::json::parse(json.out);
+    for (const auto& c : doc["exit_classes"]) {
       const std::string name = c["class"];
       EXPECT_TRUE(name != "HLT" && name != "EPT violation/NPF") << rel << ": " << name;
     }
