@@ -152,7 +152,7 @@ std::set<Isa> DescribeTrace(const ExitProfile& profile, const GuestSymbolizer& s
     }
   }
   for (const auto& [k, c] : profile.classes) a.classes.push_back({k, c.exits, c.time_ns});
-  if (isas.size() == 1) a.isa = *isas.begin();
+  a.isa = rules::ProfileIsa(profile);
   std::stable_sort(a.classes.begin(), a.classes.end(), [](const auto& x, const auto& y) { return x.exits > y.exits; });
   return isas;
 }

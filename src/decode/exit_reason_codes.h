@@ -124,7 +124,7 @@ inline std::string_view ExitClassName(ExitClass c, Isa isa) {
   return ExitClassName(c);
 }
 // What a halted vCPU executed, in those words.
-inline std::string_view HaltName(Isa isa) { return isa == Isa::kArm64 ? "WFx" : "HLT"; }
+inline std::string_view HaltName(Isa isa) { return ExitClassName(ExitClass::kHlt, isa); }
 
 inline ExitClass ClassifyExit(Isa isa, uint32_t reason) {
   if (isa == Isa::kVmx) {
