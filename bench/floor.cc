@@ -386,6 +386,26 @@ void Decompress(ZSTD_DCtx* dctx, const std::vector<uint8_t>& packed, size_t leng
   }
 }
 
+// One timed run: `packed` (Pack's chunks of `chunk` bytes) decompressed on `threads` threads, each
+// taking the next chunk; `seen(thread, chunk index, its bytes)` after each. Returns the wall time.
+template <typename Seen>
+double DecompressOnThreads(const std::vector<std::vector<uint8_t>>& packed, const std::vector<size_t>& lengths,
+                           size_t chunk, bool zstd, unsigned threads, double best_wall, Seen seen) {
+  std::atomic<size_t> next{0};
+  return OnThreads(
+      threads,
+      [&](unsigned i) {
+        std::vector<uint8_t> out(chunk);
+        ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
+        for (size_t c; (c = next++) < packed.size();) {
+          Decompress(dctx, packed[c], lengths[c], &out);
+          seen(i, c, out);
+        }
+        if (dctx) ZSTD_freeDCtx(dctx);
+      },
+      best_wall);
+}
+
 // `walk`: the best of `runs` walks of a perf.data on `threads` threads (0 when it is not walked);
 // *walked = the events seen.
 double TimeWalkPerf(int fd, size_t size, unsigned threads, int runs, uint64_t* walked) {
@@ -429,23 +449,14 @@ double TimeWalkTrace(int fd, size_t size, bool zstd, size_t chunk, unsigned thre
   Pack(file, chunk, zstd, &packed, &lengths);
   double best = 1e30;
   for (int r = 0; r < runs; ++r) {
-    std::atomic<size_t> next{0};
     std::vector<Walker> walkers(threads);
-    best = std::min(best, OnThreads(
-                              threads,
-                              [&](unsigned i) {
-                                std::vector<uint8_t> out(chunk);
-                                ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
-                                for (size_t c; (c = next++) < packed.size();) {
-                                  Decompress(dctx, packed[c], lengths[c], &out);
-                                  for (uint32_t p : pages[c]) WalkPage(out.data() + p, page_size, &walkers[i]);
-                                }
-                                if (dctx) ZSTD_freeDCtx(dctx);
-                                sink += walkers[i].Checksum();
-                              },
-                              best));
+    best = std::min(best, DecompressOnThreads(packed, lengths, chunk, zstd, threads, best,
+                                              [&](unsigned i, size_t c, const std::vector<uint8_t>& out) {
+                                                for (uint32_t p : pages[c])
+                                                  WalkPage(out.data() + p, page_size, &walkers[i]);
+                                              }));
     *walked = 0;
-    for (const Walker& w : walkers) *walked += w.events;
+    for (const Walker& w : walkers) *walked += w.events, sink += w.Checksum();
   }
   return best;
 }
@@ -603,19 +614,9 @@ int main(int argc, char** argv) {
     std::vector<size_t> lengths;
     Pack(ReadWhole(fd, size), chunk, zstd, &packed, &lengths);
     for (int r = 0; r < runs; ++r) {
-      std::atomic<size_t> next{0};
-      best = std::min(best, OnThreads(
-                                threads,
-                                [&](unsigned) {
-                                  std::vector<uint8_t> out(chunk);
-                                  ZSTD_DCtx* dctx = zstd ? ZSTD_createDCtx() : nullptr;
-                                  for (size_t c; (c = next++) < packed.size();) {
-                                    Decompress(dctx, packed[c], lengths[c], &out);
-                                    sink += out[0];
-                                  }
-                                  if (dctx) ZSTD_freeDCtx(dctx);
-                                },
-                                best));
+      best = std::min(best,
+                      DecompressOnThreads(packed, lengths, chunk, zstd, threads, best,
+                                          [](unsigned, size_t, const std::vector<uint8_t>& out) { sink += out[0]; }));
     }
   } else if (mode == "walk") {
     best = TimeWalkPerf(fd, size, threads, runs, &walked);
