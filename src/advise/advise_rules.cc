@@ -766,7 +766,15 @@ const Rule kRules[] = {
      BenchHlt,
      RuleIsa::kAny,
      {.short_halt_ns = kHaltPollDefaultNs},
-     "WFx exits with short sleeps"},
+     "WFx exits with short sleeps",
+     // Guest cpuidle-haltpoll is an x86 guest driver. KVM/arm64 (arm.c kvm_vcpu_should_clear_twi)
+     // stops trapping WFI by default only for a vCPU alone on its CPU with GICv4 direct injection;
+     // Linux 6.11 added kvm-arm.wfi_trap_policy.
+     "Let the vCPU wait in the guest: with WFI untrapped the guest waits on its own CPU without exiting. "
+     "KVM leaves WFI untrapped by default only for a vCPU alone on its CPU whose interrupts are injected "
+     "directly (GICv4 vLPIs/vSGIs); Linux 6.11+ kvm-arm.wfi_trap_policy=notrap does it for every vCPU "
+     "(only where each vCPU has a CPU of its own). Host halt_poll_ns avoids the schedule-out. Both trade CPU time for "
+     "wake-up latency."},
     {"vmm-halt",
      "HLT handled by the VMM (no in-kernel irqchip)",
      "Create the in-kernel irqchip (KVM_CREATE_IRQCHIP / QEMU kernel-irqchip=on or split) so KVM blocks the "
@@ -793,7 +801,12 @@ const Rule kRules[] = {
      EvidenceDoorbell,
      BenchDoorbell,
      RuleIsa::kAny,
-     {.key = DoorbellKey, .key_values_below = kDoorbellMinWrites, .vmm_dependent = true, .histogram = true}},
+     {.key = DoorbellKey, .key_values_below = kDoorbellMinWrites, .vmm_dependent = true, .histogram = true},
+     "MMIO writes handled in the VMM (userspace exits)",  // arm64 has no port I/O
+     // Fast MMIO (the EPT-misconfig shortcut) and the TCP_RR figure are x86's; arm64 matches the
+     // ioeventfd in its stage-2 abort handler.
+     "Register an ioeventfd for these doorbell addresses (virtio: QEMU ioeventfd=on, vhost) so KVM "
+     "signals an eventfd from its stage-2 abort handler instead of returning to the VMM."},
     {"host-noise",
      "host interrupts and preemption on vCPU CPUs",
      "Isolate the vCPU CPUs: pin vCPU threads, isolcpus/nohz_full, steer device IRQs away (irqaffinity), "

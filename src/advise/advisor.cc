@@ -190,7 +190,7 @@ std::optional<Finding> ApplyRule(const Rule& r, const MatchedExits& m, const Exi
   f.title = !pr.title.empty()                 ? pr.title
             : arm64 && !r.arm64_title.empty() ? std::string(r.arm64_title)
                                               : std::string(r.title);
-  f.fix = r.fix;
+  f.fix = arm64 && !r.arm64_fix.empty() ? r.arm64_fix : r.fix;
   f.removes = pr.removes.value_or(r.removes);
   f.exits = m.size();
   f.timed_exits = TimedCount(m);

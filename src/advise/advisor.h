@@ -109,6 +109,9 @@ struct Rule {
   SummarySpec summary = {};
   // The title in arm64's words, for a rule of both ISAs whose title names x86's (HLT, EPT/NPF).
   std::string_view arm64_title = {};
+  // The fix on arm64, for a rule of both ISAs whose fix names x86-only remedies (guest
+  // cpuidle-haltpoll, fast MMIO).
+  std::string_view arm64_fix = {};
 };
 
 std::span<const Rule> AdviseRules();
