@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -58,6 +60,31 @@ TEST(DumpCommand, EventFilterLimitAndJson) {
   EXPECT_NE(json.find("\"ecx\":27"), std::string::npos) << json;
   auto [urc, unknown] = RunDump(kShared + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat --event no_such_event");
   EXPECT_EQ(urc, 64);
+}
+
+// Lines are formatted on worker threads in batches and written in order: the same bytes as the
+// reading thread formatting them all, on traces of many batches (dual-5000: ~90 of 4096 records)
+// and on files with loss records (a '# lost' line before a record, and before one left out).
+TEST(DumpCommand, ThreadsPrintTheSameBytesInTheSameOrder) {
+  const std::string seeds = std::string(EXITSCOPE_TESTDATA_DIR) + "/../../fuzz/corpus/perfdata_rounds/";
+  const std::string svm = kShared + "/traces/nested-svm-6.1/dual-5000/";
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {svm + "trace.dat", ""},
+      {svm + "perf.data", "--json"},
+      {svm + "perf.data", "--event kvm_entry -n 5000"},
+      {kShared + "/traces/nested-arm64-6.1/trace.dat", "--event kvm_exit --ns"},
+      {seeds + "dual-5000-40rec-rounds4-late.perf.data", ""},
+      {seeds + "kvmprobe-200-60rec-rounds5-late.perf.data", "--event kvm_exit"},
+  };
+  for (const auto& [file, args] : runs) {
+    auto [rc1, one] = RunDump("-j 1 " + args + " " + file);
+    auto [rc3, three] = RunDump("-j 3 " + args + " " + file);
+    EXPECT_EQ(rc1, rc3) << file << " " << args;
+    EXPECT_GT(one.size(), 100u) << file << " " << args;
+    EXPECT_TRUE(one == three) << file << " " << args << ": outputs differ (" << one.size() << " vs " << three.size()
+                              << " bytes)";
+    if (file.find("-late") != std::string::npos) EXPECT_NE(one.find("# lost "), std::string::npos) << file;
+  }
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "analysis/exit_driver.h"
 #include "base/append_number.h"
+#include "base/ordered_work.h"
 #include "base/json_text.h"
 #include "cli/command.h"
 #include "cli/filter_options.h"
@@ -53,6 +55,7 @@ struct DumpOptions {
   std::vector<std::string> events;
   bool json = false;
   bool ns = false;
+  unsigned threads = 0;  // formatting threads; 0: DecodeThreads's default
   ClockOptions clock;
 };
 
@@ -311,9 +314,63 @@ void AppendRawEventLine(const RawEvent& ev, const FormatPlans::Plan& plan, std::
   out->push_back('\n');
 }
 
-// Lines are written in blocks of about this many bytes: one write per line cost as much as
-// formatting it.
-constexpr size_t kDumpBlockBytes = 64 * 1024;
+// Records per batch a formatting thread takes: ~0.5 MB of lines, a few hundred us of work.
+constexpr size_t kDumpBatchRecords = 4096;
+
+// A block of records for a formatting thread, copied: the source's payload spans last only until
+// its next record. Kept small (32 bytes a record): the reading thread writes one per record.
+struct DumpBatch {
+  struct Record {
+    uint64_t ts_ns;
+    int32_t cpu, tid;
+    uint16_t type_id;
+    bool shown;             // false: only its loss marker is printed (the record is left out)
+    bool lost;              // a loss marker comes before it: the next of `markers`
+    uint32_t offset, size;  // its payload in `bytes`
+  };
+  std::vector<Record> records;
+  std::vector<LostEvents> markers;
+  std::vector<uint8_t> bytes;  // the payloads, one after another
+  std::string lines;           // the formatted output
+  void clear() {
+    records.clear();
+    markers.clear();
+    bytes.clear();
+    lines.clear();
+  }
+  void Add(const RawEvent& ev, bool shown, const LostEvents* lost) {
+    const uint32_t offset = static_cast<uint32_t>(bytes.size()),
+                   size = shown ? static_cast<uint32_t>(ev.payload.size()) : 0;
+    records.push_back({ev.ts_ns, ev.cpu, ev.tid, ev.type_id, shown, lost != nullptr, offset, size});
+    if (lost) markers.push_back(*lost);
+    if (size) {
+      bytes.resize(offset + size_t{size});
+      std::memcpy(bytes.data() + offset, ev.payload.data(), size);
+    }
+  }
+};
+
+// One formatting thread's state: each id's plan and the last thread name, built as they are met.
+struct DumpFormatter {
+  explicit DumpFormatter(const FormatRegistry& formats, const TraceMeta& meta) : plans(formats), comms(meta) {}
+  FormatPlans plans;
+  CommLookup comms;
+};
+
+void FormatDumpBatch(DumpBatch& b, DumpFormatter& f, TimeUnit unit, const DumpOptions& opt, const std::string& ts_key) {
+  size_t marker = 0;
+  for (const DumpBatch::Record& r : b.records) {
+    if (r.lost) b.lines += LostLine(b.markers[marker++], opt, ts_key, unit);
+    if (!r.shown) continue;
+    RawEvent ev;
+    ev.ts_ns = r.ts_ns;
+    ev.cpu = r.cpu;
+    ev.tid = r.tid;
+    ev.type_id = r.type_id;
+    ev.payload = std::span<const uint8_t>(b.bytes.data() + r.offset, r.size);
+    AppendRawEventLine(ev, f.plans.Get(ev.type_id), f.comms.Get(ev.tid), unit, opt, ts_key, &b.lines);
+  }
+}
 
 int Dump(const DumpOptions& opt) {
   // Opened once: a pipe or FIFO read for sniffing cannot be opened again.
@@ -331,30 +388,40 @@ int Dump(const DumpOptions& opt) {
   auto wanted = ResolveEvents(formats, opt.events);
   if (!wanted.ok()) return PrintError(wanted.error());
 
+  // Formatting costs more than reading: the reading thread copies records into batches and the
+  // workers format them (-j 1: the reading thread formats each batch itself). Times and thread
+  // names are read from the trace's metadata, which the sources fill before the first record.
+  const unsigned threads = DecodeThreads(opt.threads);
+  const unsigned workers = threads > 1 ? threads - 1 : 0;
+  std::vector<std::unique_ptr<DumpFormatter>> formatters;
+  for (unsigned i = 0; i < std::max(workers, 1u); ++i)
+    formatters.push_back(std::make_unique<DumpFormatter>(formats, meta));
+  OrderedWork<DumpBatch> work(
+      workers, [&](DumpBatch& b, unsigned worker) { FormatDumpBatch(b, *formatters[worker], unit, opt, ts_key); });
+  auto write = [](const DumpBatch& b) { return WriteStdout(b.lines); };  // false: FinishStdout says why
+
   uint64_t printed = 0, unknown_ids = 0;
-  std::string block;  // lines not written yet
-  block.reserve(kDumpBlockBytes + 4096);
-  FormatPlans plans(formats);
-  CommLookup comms(meta);
+  std::vector<uint8_t> known;  // by type id: 0 not looked up, 1 has a format, 2 none
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
+  bool writing = true;
   DriveEvents(
       src,
       [&](const RawEvent& ev, const LostEvents* lost) {
-        if (lost) block += LostLine(*lost, opt, ts_key, unit);
-        const FormatPlans::Plan& plan = plans.Get(ev.type_id);
+        DumpBatch& b = work.current();
+        if (ev.type_id >= known.size()) known.resize(size_t{ev.type_id} + 1, 0);
+        if (!known[ev.type_id]) known[ev.type_id] = formats.ById(ev.type_id) ? 1 : 2;
         // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
-        if (!plan.format) ++unknown_ids;
-        if (!wanted->empty() && !wanted->count(ev.type_id)) return true;
-        AppendRawEventLine(ev, plan, comms.Get(ev.tid), unit, opt, ts_key, &block);
-        if (block.size() >= kDumpBlockBytes) {
-          if (!WriteStdout(block)) return false;  // FinishStdout says why
-          block.clear();
-        }
-        return !(opt.limit && ++printed >= opt.limit);
+        if (known[ev.type_id] == 2) ++unknown_ids;
+        const bool shown = wanted->empty() || wanted->count(ev.type_id);
+        // A loss is printed where it happened, before a record left out too.
+        if (!shown && !lost) return true;
+        b.Add(ev, shown, lost);
+        if (b.records.size() >= kDumpBatchRecords && !work.Submit(write)) return writing = false;
+        return !(shown && opt.limit && ++printed >= opt.limit);
       },
       progress ? ProgressFn(PrintProgress) : ProgressFn());
-  WriteStdout(block);
+  if (writing && work.Submit(write)) work.Drain(write);
   if (int written = FinishStdout(kExitOk); written != kExitOk) return written;
   if (progress) ClearProgress();
   if (unknown_ids) src.diagnostics().Bump(DiagId::kDecodeUnknownEventId, unknown_ids);
@@ -374,6 +441,9 @@ int RunDumpCommand(int argc, char** argv) {
   app.add_option("--event,-e", opt.events, "only events with this name (repeatable; kvm_exit or kvm:kvm_exit)");
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
+  app.add_option("-j,--threads", opt.threads,
+                 "threads formatting the lines (default: one per core, up to 8; 1 = the reading thread "
+                 "formats them): the output is the same, in the same order");
   AddClockOptions(app, &opt.clock);
   if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (!limit_text.empty()) {
