@@ -3,7 +3,8 @@
 
 # bench_input FORMAT REPEAT → the path of dual-5000 scaled ×REPEAT by bench/tracedat_scale, made on
 # first use: zstd (trace.dat v7, trace-cmd 3.x's default), v6 (uncompressed, `trace-cmd convert
-# --file-version 6`) or perf (perf.data, bench/perfdata_scale.py). compare_peers.sh uses the names.
+# --file-version 6`), perf (perf.data, bench/perfdata_scale.py), or the run's `trace-cmd report`
+# text, plain (text) or gzip -1 (textgz), by bench/text_scale.py. compare_peers.sh uses the names.
 bench_input() {
   local dat=$DIR/dual-5000-x$2.dat
   [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$2" "$RUN/trace.dat" "$dat"
@@ -17,6 +18,11 @@ bench_input() {
       local pf=$DIR/dual-5000-x$2.perf.data
       [ -s "$pf" ] || python3 bench/perfdata_scale.py "$RUN/perf.data" "$pf" "$2"
       echo "$pf" ;;
+    text | textgz)
+      local txt=$DIR/dual-5000-x$2.txt
+      [ "$1" = text ] || txt=$txt.gz
+      [ -s "$txt" ] || python3 bench/text_scale.py "$RUN/trace-cmd-report.txt.gz" "$txt" "$2"
+      echo "$txt" ;;
   esac
 }
 

@@ -2,12 +2,13 @@
 # Issue 18's flat-memory check: peak RSS and time of `report`, `report --by rip`, `report --folded -`
 # and `advise` on the real run dual-5000 scaled ×3, ×27 and ×81 (1.1 M, 10.1 M, 30.4 M events) by
 # bench/tracedat_scale, as trace.dat v7 zstd (trace-cmd 3.x's default) and uncompressed (`trace-cmd
-# convert --file-version 6`), and optionally as perf.data (bench/perfdata_scale.py; 2.9 GB at ×81).
+# convert --file-version 6`), and optionally as perf.data (bench/perfdata_scale.py; 2.9 GB at ×81)
+# and as `trace-cmd report` text, plain or gzip (bench/text_scale.py: 3.0 GB plain at ×81).
 # Default threads. Prints, per command and file, wall / CPU (best of RUNS) and peak RSS (GNU time),
 # each command's wall as a multiple of `report`'s on the same file, then per command and format the
 # RSS at the largest size over the smallest ("flat" up to ×1.25) and whether it is <= 64 MB at 10 M.
 #   bench/rss_scaling.sh                        # files in /tmp/exitscope-bench (shared with compare_peers.sh)
-#   FORMATS="zstd v6 perf" RUNS=5 bench/rss_scaling.sh
+#   FORMATS="zstd v6 perf text textgz" RUNS=5 bench/rss_scaling.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEATS ("3 27 81"), FORMATS ("zstd v6"), NICE (0),
 # EXITSCOPE (the binary timed, default BUILD_DIR's: an older one for a before/after table).
 # Exit status 1 when a goal (flat, <= 64 MB at the middle size) is missed.

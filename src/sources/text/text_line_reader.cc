@@ -11,6 +11,8 @@ namespace exitscope {
 namespace {
 constexpr size_t kChunkBytes = 1 << 20;
 constexpr int kGzipWindowBits = 15 + 32;  // zlib: 15-bit window, +32 = detect gzip/zlib header
+// Read input given back in steps of this much: one madvise per ~25 k lines.
+constexpr uint64_t kReleaseBytes = 8 << 20;
 }  // namespace
 
 bool LooksGzip(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
@@ -113,6 +115,8 @@ bool TextLineReader::FillGzip() {
       zs_.next_in = const_cast<Bytef*>(raw.data());
       zs_.avail_in = static_cast<uInt>(raw.size());
     }
+    // Compressed bytes inflated are not read again.
+    if (!stream_) ReleaseBefore(static_cast<uint64_t>(zs_.next_in - input_->bytes().data()));
     zs_.next_out = reinterpret_cast<Bytef*>(buf_.get() + buf_end_);
     zs_.avail_out = static_cast<uInt>(buf_size_ - buf_end_);
     int rc = inflate(&zs_, Z_NO_FLUSH);
@@ -146,10 +150,19 @@ bool TextLineReader::FillGzip() {
   return true;
 }
 
+void TextLineReader::ReleaseBefore(uint64_t offset) {
+  if (offset - released_ < kReleaseBytes || !input_->mapped()) return;
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t end = offset / page * page;
+  input_->Release(released_, end - released_);
+  released_ = end;
+}
+
 bool TextLineReader::NextLine(std::string_view* line) {
   if (!gzip_ && !stream_) {
     auto bytes = input_->bytes();
     if (pos_ >= bytes.size()) return false;
+    ReleaseBefore(pos_);  // the line handed out before this one is the caller's copy by now
     const char* start = reinterpret_cast<const char*>(bytes.data()) + pos_;
     size_t left = bytes.size() - pos_;
     const void* nl = std::memchr(start, '\n', left);
