@@ -123,6 +123,29 @@ bool TextKvmParser::Parse(std::string_view event, std::string_view body, KvmEven
 
 bool TextKvmParser::KindOnly(std::string_view, KvmEvent*) { return true; }
 
+// Spellings remembered at most: a damaged text's reason names, each different, do not grow memory.
+constexpr size_t kMaxReasonMemos = 4096;
+
+TextKvmParser::ReasonMemo& TextKvmParser::MemoFor(std::string_view reason) {
+  if (auto it = reasons_.find(reason); it != reasons_.end()) return it->second;
+  ReasonMemo memo;
+  memo.guessed = IsaFromReasonName(reason);
+  if (reasons_.size() >= kMaxReasonMemos) {
+    scratch_ = memo;
+    return scratch_;
+  }
+  return reasons_.emplace(std::string(reason), memo).first->second;
+}
+
+std::optional<uint32_t> TextKvmParser::ReasonCode(ReasonMemo& memo, Isa isa, std::string_view reason) {
+  const auto i = static_cast<size_t>(isa);
+  if (!(memo.looked_up & (1u << i))) {
+    memo.code[i] = ExitReasonFromName(isa, reason);
+    memo.looked_up |= static_cast<uint8_t>(1u << i);
+  }
+  return memo.code[i];
+}
+
 // New (kernel ≥ 5.x): "vcpu 0 reason npf rip 0x1000 info1 0x… info2 0x… intr_info 0x… error_code 0x…
 //                      [requests 0x…]"
 // Old kernel / libtraceevent plugin: "reason EXIT_NPF rip 0x1000 info 100000014 1000" (hex, no 0x),
@@ -164,7 +187,8 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     out->isa = PluginUnknownIsa(*plugin_unknown, isa_);
     return true;
   }
-  Isa isa = IsaFromReasonName(reason);
+  ReasonMemo& memo = MemoFor(reason);
+  Isa isa = memo.guessed;
   if (isa == Isa::kArm64) isa = Isa::kUnknown;  // an x86 line: arm64's kvm_exit reads as Arm64Exit
   if (isa != Isa::kUnknown) {
     if (isa_ != Isa::kUnknown && isa != isa_) {
@@ -173,7 +197,7 @@ bool TextKvmParser::Exit(std::string_view body, KvmEvent* out) {
     isa_ = isa;
   }
   out->isa = isa != Isa::kUnknown ? isa : isa_;
-  if (auto code = ExitReasonFromName(out->isa, reason)) {
+  if (auto code = ReasonCode(memo, out->isa, reason)) {
     out->reason = *code;
   } else if (Hex(reason, &out->reason)) {
     // __print_symbolic prints an unknown value as hex ("0x402").

@@ -7,7 +7,12 @@
 // the name when it tells (npf, EXIT_NPF → SVM; EPT_VIOLATION → VMX), else from earlier lines.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "model/diagnostics.h"
 #include "model/kvm_event.h"
@@ -47,8 +52,25 @@ class TextKvmParser {
   bool ArmIrqLine(std::string_view body, KvmEvent* out);
 
  private:
+  // An exit reason's spelling to its ISA (IsaFromReasonName) and its code per ISA
+  // (ExitReasonFromName), remembered: both scan the reason tables without case, and a text repeats a
+  // few dozen spellings millions of times (that scan was a third of the text reader's time).
+  struct ReasonMemo {
+    Isa guessed = Isa::kUnknown;
+    std::optional<uint32_t> code[4];  // by Isa
+    uint8_t looked_up = 0;            // bit per Isa
+  };
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  ReasonMemo& MemoFor(std::string_view reason);
+  std::optional<uint32_t> ReasonCode(ReasonMemo& memo, Isa isa, std::string_view reason);
+
   Diagnostics* diagnostics_;
   Isa isa_ = Isa::kUnknown;
+  std::unordered_map<std::string, ReasonMemo, NameHash, std::equal_to<>> reasons_;
+  ReasonMemo scratch_;  // for spellings past kMaxReasonMemos (a damaged text's), not remembered
 };
 
 // Event kind for a tracepoint name ("kvm_exit" → kExit); kOther when not modeled.
