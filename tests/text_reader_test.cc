@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "decode/exit_reasons.h"
 #include "model/event_source.h"
@@ -78,6 +79,39 @@ std::string HeadOf(const std::string& gz, int n) {
   std::string_view line;
   for (int i = 0; i < n && (*r)->NextLine(&line); ++i) out.append(line).push_back('\n');
   return out;
+}
+
+// Every line of a file as a reader hands them out, with whether the last was cut short.
+std::vector<std::string> LinesOf(std::unique_ptr<TextLineReader> r, bool* cut) {
+  std::vector<std::string> out;
+  std::string_view line;
+  while (r->NextLine(&line)) out.emplace_back(line);
+  *cut = r->unterminated();
+  return out;
+}
+
+// A regular file is read in 1 MiB chunks (pread), a view in place: the same lines either way,
+// across chunk ends (lines of many lengths, 3 MB of them), and a last line without its newline.
+TEST(TextReader, ChunkedReadsGiveTheLinesAViewGives) {
+  std::string text;
+  for (int i = 0; text.size() < (3u << 20) + 12345; ++i) text += std::string(1 + (i * 7919) % 300, 'a' + i % 26) + "\n";
+  text += "the last line, cut";
+  const std::string path = TempPath("chunks.txt");
+  std::ofstream(path, std::ios::binary) << text;
+  auto file = TextLineReader::Open(path);
+  ASSERT_TRUE(file.ok());
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  auto view = TextLineReader::Open(MappedFile::View(bytes, "view"));
+  ASSERT_TRUE(view.ok());
+  bool file_cut = false, view_cut = false;
+  const auto from_file = LinesOf(std::move(file.value()), &file_cut);
+  const auto from_view = LinesOf(std::move(view.value()), &view_cut);
+  ASSERT_GT(from_view.size(), 20000u);
+  EXPECT_EQ(from_view.back(), "the last line, cut");
+  EXPECT_TRUE(from_file == from_view) << from_file.size() << " lines against " << from_view.size();
+  EXPECT_TRUE(file_cut);
+  EXPECT_TRUE(view_cut);
+  std::remove(path.c_str());
 }
 
 TEST(TextReader, GarbageLinesAreSkippedCountedAndFlagged) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A plain text trace is read through a mapping whose pages give way as lines are read: the peak RSS
-# of `report` stays flat whatever the file's size. dual-5000's `trace-cmd report` text repeated 3×
+# A plain text trace is read in 1 MiB chunks (pread), none of it mapped in: the peak RSS of `report`
+# stays flat whatever the file's size. dual-5000's `trace-cmd report` text repeated 3×
 # (bench/text_scale.py: 108 MB, 1.1 M lines) must report 3× its kvm_exit count (counts.txt) in
-# well under the file's size; before pages were given back the peak RSS was the file's size.
+# well under the file's size; while the file was mapped and read in place, the peak RSS was its size.
 # Usage: text_rss_check.sh EXITSCOPE RECORDING_DIR
 set -euo pipefail
 bin=$1 dir=$2

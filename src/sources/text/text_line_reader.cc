@@ -11,8 +11,6 @@ namespace exitscope {
 namespace {
 constexpr size_t kChunkBytes = 1 << 20;
 constexpr int kGzipWindowBits = 15 + 32;  // zlib: 15-bit window, +32 = detect gzip/zlib header
-// Read input given back in steps of this much: one madvise per ~25 k lines.
-constexpr uint64_t kReleaseBytes = 8 << 20;
 }  // namespace
 
 bool LooksGzip(const uint8_t* data, size_t size) { return size >= 2 && data[0] == 0x1f && data[1] == 0x8b; }
@@ -28,6 +26,7 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
   std::unique_ptr<TextLineReader> r(new TextLineReader());
   r->input_ = std::move(input);
   r->stream_ = r->input_->stream_fd() >= 0;
+  r->pread_ = r->input_->mapped();
   auto bytes = r->input_->bytes();
   r->gzip_ = LooksGzip(bytes.data(), bytes.size());
   if (r->gzip_) {
@@ -36,7 +35,7 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
     }
     r->zs_init_ = true;
   }
-  if (r->gzip_ || r->stream_) {
+  if (r->gzip_ || r->stream_ || r->pread_) {
     r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as filled
     r->buf_size_ = kChunkBytes;
   }
@@ -49,6 +48,15 @@ TextLineReader::~TextLineReader() {
 
 std::span<const uint8_t> TextLineReader::NextRaw() {
   auto bytes = input_->bytes();
+  if (pread_) {  // a compressed regular file: its next chunk, read
+    size_t n = std::min<size_t>(bytes.size() - raw_pos_, kChunkBytes);
+    if (n == 0) return {};
+    if (!raw_buf_) raw_buf_.reset(new uint8_t[kChunkBytes]);
+    input_->ReadAt(raw_pos_, n, raw_buf_.get());
+    raw_pos_ += n;
+    raw_done_ += n;
+    return {raw_buf_.get(), n};
+  }
   if (raw_pos_ < bytes.size()) {
     // zlib counts input in 32 bits: hand a mapped file over in 1 GiB pieces.
     size_t n = std::min<size_t>(bytes.size() - raw_pos_, size_t{1} << 30);
@@ -91,6 +99,15 @@ bool TextLineReader::Fill() {
 }
 
 bool TextLineReader::FillPlain() {
+  if (pread_) {  // straight into the line buffer
+    const size_t n = std::min<size_t>(input_->bytes().size() - raw_pos_, buf_size_ - buf_end_);
+    if (n == 0) return false;
+    input_->ReadAt(raw_pos_, n, reinterpret_cast<uint8_t*>(buf_.get() + buf_end_));
+    raw_pos_ += n;
+    raw_done_ += n;
+    buf_end_ += n;
+    return true;
+  }
   while (buf_end_ < buf_size_) {
     if (pending_.empty()) pending_ = NextRaw();
     if (pending_.empty()) return false;
@@ -115,8 +132,6 @@ bool TextLineReader::FillGzip() {
       zs_.next_in = const_cast<Bytef*>(raw.data());
       zs_.avail_in = static_cast<uInt>(raw.size());
     }
-    // Compressed bytes inflated are not read again.
-    if (!stream_) ReleaseBefore(static_cast<uint64_t>(zs_.next_in - input_->bytes().data()));
     zs_.next_out = reinterpret_cast<Bytef*>(buf_.get() + buf_end_);
     zs_.avail_out = static_cast<uInt>(buf_size_ - buf_end_);
     int rc = inflate(&zs_, Z_NO_FLUSH);
@@ -150,19 +165,10 @@ bool TextLineReader::FillGzip() {
   return true;
 }
 
-void TextLineReader::ReleaseBefore(uint64_t offset) {
-  if (offset - released_ < kReleaseBytes || !input_->mapped()) return;
-  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t end = offset / page * page;
-  input_->Release(released_, end - released_);
-  released_ = end;
-}
-
 bool TextLineReader::NextLine(std::string_view* line) {
-  if (!gzip_ && !stream_) {
+  if (!gzip_ && !stream_ && !pread_) {  // a view: lines point into it
     auto bytes = input_->bytes();
     if (pos_ >= bytes.size()) return false;
-    ReleaseBefore(pos_);  // the line handed out before this one is the caller's copy by now
     const char* start = reinterpret_cast<const char*>(bytes.data()) + pos_;
     size_t left = bytes.size() - pos_;
     const void* nl = std::memchr(start, '\n', left);

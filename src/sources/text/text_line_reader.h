@@ -1,7 +1,8 @@
 // Lines of a text trace, plain or gzip-compressed (detected by the 1f 8b magic, not the name).
 // In: a path. Out: one line at a time as a string_view without the newline, valid until the next
-// call. Plain files are mapped and lines point into the map (pages read give way every 8 MiB: the
-// resident set stays flat whatever the file's size); gzip is inflated in 1 MiB chunks with
+// call. A regular file is read with pread in 1 MiB chunks (no page of it is mapped in: memory stays
+// flat and no page fault is taken, MappedFile::ReadAt); bytes already in memory (a view) are read
+// in place; gzip is inflated in 1 MiB chunks with
 // zlib; a pipe or FIFO (MappedFile with a stream_fd) is streamed: its look-ahead, then reads of
 // 1 MiB, so memory stays flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut
 // and counted by the caller as unparseable); a truncated gzip stream yields what it holds and sets truncated().
@@ -33,7 +34,7 @@ class TextLineReader {
   bool truncated() const { return truncated_; }  // gzip stream ended early or was damaged
   // The line NextLine gave last ended at the input's end without a newline (a cut file).
   bool unterminated() const { return unterminated_; }
-  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ ? raw_done_ : pos_; }
+  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ || pread_ ? raw_done_ : pos_; }
   // 0 for a stream: its size is not known before its end.
   uint64_t bytes_total() const { return stream_ ? 0 : input_->bytes().size(); }
 
@@ -45,15 +46,12 @@ class TextLineReader {
   // The next raw (maybe compressed) bytes: the input's bytes(), then what its stream_fd gives;
   // empty at the end. Valid until the next call.
   std::span<const uint8_t> NextRaw();
-  // The input before `offset` is read and no line handed out points into it: a mapped file's pages
-  // there go back every kReleaseBytes (MappedFile::Release).
-  void ReleaseBefore(uint64_t offset);
 
   std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
   bool stream_ = false;                 // the input has an unread rest in stream_fd()
+  bool pread_ = false;                  // a regular file: read with ReadAt, not through bytes()
   size_t raw_pos_ = 0;                  // bytes() handed out by NextRaw
-  uint64_t released_ = 0;               // bytes() given back up to here (a page boundary)
   uint64_t raw_done_ = 0;               // every raw byte handed out
   std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead
   bool raw_end_ = false;
