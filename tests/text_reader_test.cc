@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -112,6 +113,24 @@ TEST(TextReader, ChunkedReadsGiveTheLinesAViewGives) {
   EXPECT_TRUE(file_cut);
   EXPECT_TRUE(view_cut);
   std::remove(path.c_str());
+}
+
+// trace-cmd report prints microseconds unless given -t: every such event line is counted (info), so a
+// reader knows exit times are rounded to 1 us; the same lines in ns (as -t prints them) are not.
+TEST(TextReader, MicrosecondTimestampsAreCounted) {
+  const std::string us = HeadOf(kShared + "/traces/nested-svm-6.1/dual-5000/trace-cmd-report.txt.gz", 1001);
+  const std::string us_path = TempPath("us.txt"), ns_path = TempPath("ns.txt");
+  std::ofstream(us_path) << us;
+  // "   14.625324: " -> "   14.625324123: "
+  std::ofstream(ns_path) << std::regex_replace(us, std::regex(R"((\] +\d+\.\d{6})(:))"),
+                                               "$01123$02");  // $01: group 1, then the digits
+  TextRun coarse = ReadAll(us_path), fine = ReadAll(ns_path);
+  EXPECT_EQ(coarse.diag.Count("text.coarse_timestamps"), 1000u);  // the 1,001 lines' first is "cpus=2"
+  EXPECT_EQ(fine.diag.Count("text.coarse_timestamps"), 0u);
+  EXPECT_EQ(fine.events, coarse.events);
+  EXPECT_GT(coarse.events, 500u);
+  std::remove(us_path.c_str());
+  std::remove(ns_path.c_str());
 }
 
 TEST(TextReader, GarbageLinesAreSkippedCountedAndFlagged) {

@@ -100,6 +100,10 @@ enum class Severity : uint8_t {
   X(kTextMixedIsa, "text.mixed_isa", kInfo, "kvm_exit reason names of both VMX and SVM")                               \
   X(kTextUnknownExitReason, "text.unknown_exit_reason", kError,                                                        \
     "kvm_exit lines with a reason name exitscope does not know (skipped)")                                             \
+  X(kTextCoarseTimestamps, "text.coarse_timestamps", kInfo,                                                            \
+    "event lines timed to the microsecond or coarser (the kernel's trace file, and trace-cmd report and "              \
+    "perf script unless told otherwise): exit times are rounded to that, shorter ones read as 0 ns; "                  \
+    "`trace-cmd report -t` and `perf script --ns` print ns, or read the trace.dat / perf.data itself")                 \
   X(kTextMixedTimestampForms, "text.mixed_timestamp_forms", kError,                                                    \
     "lines whose timestamp is printed unlike the first event line's (seconds vs a plain integer): "                    \
     "their unit is unknown, skipped")                                                                                  \

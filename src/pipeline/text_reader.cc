@@ -121,6 +121,10 @@ class TextKvmSource : public KvmEventSource {
 
   // The end of the input: the counts and the time span into the trace's meta.
   void Finish() {
+    if (coarse_lines_) {
+      diagnostics_.Bump(DiagId::kTextCoarseTimestamps, coarse_lines_);
+      coarse_lines_ = 0;
+    }
     if (skipped_) {
       // Same counter as decode/kvm_decoder.cc: the report reads alike whatever the input form.
       diagnostics_.Bump(DiagId::kDecodeSkippedEvents, skipped_);
@@ -182,7 +186,10 @@ class TextKvmSource : public KvmEventSource {
         diagnostics_.Bump(DiagId::kTextTruncatedLastLine);
         continue;
       }
-      if (raw_ts_) tl.ts_ns = clock_.ToNs(tl.ts_ns);
+      if (raw_ts_)
+        tl.ts_ns = clock_.ToNs(tl.ts_ns);
+      else if (tl.ts_frac_digits < 9)
+        ++coarse_lines_;
       // Every dialect prints events in time order: a step back on any event line is damage.
       if (tl.ts_ns < read_ts_ns_) diagnostics_.Bump(DiagId::kTextTimeBackwards);
       read_ts_ns_ = tl.ts_ns;
@@ -260,8 +267,9 @@ class TextKvmSource : public KvmEventSource {
   bool truncation_counted_ = false;
   uint64_t line_no_ = 0;
   uint64_t skipped_ = 0;
-  uint64_t last_ts_ns_ = 0;                       // of the last kvm event (loss markers are stamped with it)
-  uint64_t last_line_ts_ns_ = 0;                  // of the last event line kept, kvm or not
+  uint64_t coarse_lines_ = 0;     // event lines with fewer than 9 fraction digits (kTextCoarseTimestamps)
+  uint64_t last_ts_ns_ = 0;       // of the last kvm event (loss markers are stamped with it)
+  uint64_t last_line_ts_ns_ = 0;  // of the last event line kept, kvm or not
   uint64_t first_ts_ = UINT64_MAX, last_ts_ = 0;  // of every event line, kvm or not
   bool raw_ts_ = false;                           // timestamps printed as plain integers
   ClockPlan clock_;                               // how raw_ts_ integers become ns (if they do)
