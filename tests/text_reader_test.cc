@@ -133,6 +133,40 @@ TEST(TextReader, MicrosecondTimestampsAreCounted) {
   std::remove(ns_path.c_str());
 }
 
+// `trace-cmd report` of the same trace.dat with -l (latency format: the CPU glued to its flags) and
+// --ts-diff ("(+206)" after the time) reads as the plain report does: every exit, the same times.
+// -R prints raw fields in bases the text does not give: counted as such (not as damage), and the
+// report says no exit could be read rather than that none was recorded.
+TEST(TextReader, TraceCmdReportVariants) {
+  const std::string dat = kShared + "/traces/nested-svm-6.1/kvmprobe-200.trace.dat";
+  std::map<std::string, TextRun> runs;
+  for (const std::string opt : {"", "-l", "--ts-diff", "-R"}) {
+    const std::string path = TempPath("variant" + opt + ".txt");
+    ASSERT_EQ(testing::RunCommand("trace-cmd report " + opt + " -i " + dat + " > " + path + " 2>/dev/null").status, 0);
+    runs[opt] = ReadAll(path);
+    if (opt == "-R") {
+      auto r = testing::RunCommand(std::string(EXITSCOPE_BINARY) + " report " + path);
+      EXPECT_EQ(r.status, 65);
+      EXPECT_NE(r.out.find("no kvm_exit event could be read"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("no kvm_exit events in this trace"), std::string::npos) << r.out;
+    }
+    std::remove(path.c_str());
+  }
+  const TextRun& plain = runs[""];
+  ASSERT_EQ(plain.exits_by_reason.at("npf"), 401u);  // kvmprobe-200: README
+  for (const std::string opt : {"-l", "--ts-diff"}) {
+    EXPECT_EQ(runs[opt].exits_by_reason, plain.exits_by_reason) << opt;
+    EXPECT_EQ(runs[opt].events, plain.events) << opt;
+    EXPECT_EQ(runs[opt].meta.first_ts_ns, plain.meta.first_ts_ns) << opt;
+    EXPECT_EQ(runs[opt].meta.last_ts_ns, plain.meta.last_ts_ns) << opt;
+    EXPECT_EQ(runs[opt].diag.Count("text.unparsed_line"), 0u) << opt;
+    EXPECT_EQ(runs[opt].meta.cpu_count, plain.meta.cpu_count) << opt;
+  }
+  EXPECT_EQ(runs["-R"].events, 0u);
+  EXPECT_GT(runs["-R"].diag.Count("text.raw_fields"), 5000u);
+  EXPECT_EQ(runs["-R"].diag.Count("text.bad_kvm_line"), 0u);
+}
+
 TEST(TextReader, GarbageLinesAreSkippedCountedAndFlagged) {
   const std::string src = kShared + "/traces/nested-svm-6.1/dual-5000/trace-cmd-report.txt.gz";
   std::string clean = HeadOf(src, 2001);

@@ -84,6 +84,9 @@ enum class Severity : uint8_t {
   X(kTextLostEvents, "text.lost_events", kDataLoss, "events the ring buffer lost (\"[LOST n EVENTS]\" lines)")         \
   X(kTextUnparsedLine, "text.unparsed_line", kError, "lines that are not events of a known text dialect (skipped)")    \
   X(kTextBadKvmLine, "text.bad_kvm_line", kError, "kvm event lines whose text did not parse (skipped)")                \
+  X(kTextRawFields, "text.raw_fields", kError,                                                                         \
+    "kvm event lines printed as raw fields (trace-cmd report -R): each value is in the base of the kernel's "          \
+    "format for it, which the text does not say (skipped); run trace-cmd report without -R, or read the trace.dat")    \
   X(kTextTimeBackwards, "text.time_backwards", kError,                                                                 \
     "event lines stamped earlier than the line before (the text is out of time order: damaged or "                     \
     "edited); the duration and the exits around them are suspect")                                                     \

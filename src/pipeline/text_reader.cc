@@ -29,6 +29,13 @@ bool IsKvmEvent(const TextLine& l) {
   return l.event.starts_with("kvm_") || l.event == "vcpu_match_mmio";
 }
 
+// "exit_reason=1024 guest_rip=0x1000 …": trace-cmd report -R's raw fields, where every kvm event's
+// own format ("reason EXIT_NPF rip 0x1000 …") begins with a word.
+bool LooksRawFields(std::string_view body) {
+  const size_t eq = body.find('='), sp = body.find(' ');
+  return eq != std::string_view::npos && eq > 0 && eq < sp;
+}
+
 // Lines every dialect may carry that are not events: headers, comments, blank lines.
 bool IsHeaderLine(std::string_view line) {
   size_t i = line.find_first_not_of(" \t\r");
@@ -89,7 +96,7 @@ class TextKvmSource : public KvmEventSource {
       event->cpu = tl.cpu;
       event->tid = tl.tid;
       if (!parser_.Parse(tl.event, tl.body, event)) {
-        diagnostics_.Bump(DiagId::kTextBadKvmLine);
+        diagnostics_.Bump(LooksRawFields(tl.body) ? DiagId::kTextRawFields : DiagId::kTextBadKvmLine);
         continue;
       }
       if (event->kind == EventKind::kOther) {

@@ -241,7 +241,10 @@ std::string RenderTextReport(const Report& r, const TextReportOptions& o) {
   if (r.partial) out += RenderPartialLine(r.diagnostics);
   out += ContextLines(r);
   const auto& t = r.totals;
-  if (t.exits == 0) {
+  if (t.exits == 0 && r.partial) {
+    // Not "none recorded": what did not parse may hold them.
+    out += "\nno kvm_exit event could be read: what did not parse is counted in the diagnostics below\n";
+  } else if (t.exits == 0) {
     out +=
         "\nno kvm_exit events in this trace (record with `trace-cmd record -e kvm` or "
         "`perf record -e 'kvm:*'` while the guest runs)\n";

@@ -83,10 +83,50 @@ std::string_view TextDialectName(TextDialect d) {
   }
 }
 
+namespace {
+
+// trace-cmd report -l (latency format) prints the CPU without brackets, its flags glued to it:
+// "kvmprobe-499     1d..1.    14.747994: kvm_entry: …". Out: the CPU, the end of that column and
+// the start of the "comm-pid" column's end; false when the line is not so.
+bool FindLatencyColumn(std::string_view line, int32_t* cpu, size_t* comm_end, size_t* column_end) {
+  // The token before the first "<seconds>: " (the first token ending in ':' whose number parses).
+  size_t from = 0;
+  for (;;) {
+    size_t colon = line.find(": ", from);
+    if (colon == std::string_view::npos) return false;
+    size_t ts_start = line.find_last_of(' ', colon);
+    if (ts_start == std::string_view::npos) return false;
+    uint64_t ts;
+    uint32_t digits;
+    bool raw;
+    if (!ParseTimestamp(line.substr(ts_start + 1, colon - ts_start - 1), &ts, &digits, &raw)) {
+      from = colon + 2;
+      continue;
+    }
+    std::string_view before = TrimRight(line.substr(0, ts_start));
+    size_t tok = before.find_last_of(' ');
+    if (tok == std::string_view::npos) return false;
+    std::string_view column = before.substr(tok + 1);
+    size_t d = 0;
+    while (d < column.size() && IsDigit(column[d])) ++d;
+    if (d == 0 || !LooksFlags(column.substr(d)) || !ParseDec(column.substr(0, d), cpu)) return false;
+    *comm_end = tok;
+    *column_end = before.size();
+    return true;
+  }
+}
+
+}  // namespace
+
 bool ParseTextLine(std::string_view line, TextLine* out) {
   int32_t cpu = -1;
   size_t b = FindCpuColumn(line, &cpu);
-  if (b == std::string_view::npos) return false;
+  size_t column_end = 0;
+  if (b == std::string_view::npos) {
+    size_t comm_end;
+    if (!FindLatencyColumn(line, &cpu, &comm_end, &column_end)) return false;
+    b = comm_end;
+  }
   out->cpu = cpu;
   // Left of the CPU: "comm-pid", "comm-pid (tgid)" or "comm tid" / "comm pid/tid" (perf script).
   std::string_view left = TrimRight(TrimLeft(line.substr(0, b)));
@@ -105,14 +145,14 @@ bool ParseTextLine(std::string_view line, TextLine* out) {
     out->comm = sp == std::string_view::npos ? std::string_view() : out->comm.substr(0, sp);
   }
   out->comm = TrimRight(out->comm);
-  size_t e = line.find(']', b);
-  std::string_view rest = TrimLeft(line.substr(e + 1));
-  // Optional flags column, then "ts:".
+  const size_t e = column_end ? column_end : line.find(']', b) + 1;
+  std::string_view rest = TrimLeft(line.substr(e));
+  // Optional flags column (not after the latency format's CPU, which carries them), then "ts:".
   size_t sp = rest.find(' ');
   if (sp == std::string_view::npos) return false;
   std::string_view tok = rest.substr(0, sp);
   bool has_flags = false;
-  if (tok.back() != ':' && LooksFlags(tok)) {
+  if (!column_end && tok.back() != ':' && LooksFlags(tok)) {
     has_flags = true;
     rest = TrimLeft(rest.substr(sp));
     sp = rest.find(' ');
@@ -124,6 +164,12 @@ bool ParseTextLine(std::string_view line, TextLine* out) {
     return false;
   }
   rest = TrimLeft(rest.substr(sp));
+  // trace-cmd report --ts-diff: "(+1234)", the time since the line before, then the event.
+  if (rest.starts_with("(+") || rest.starts_with("(-")) {
+    size_t close = rest.find(") ");
+    if (close == std::string_view::npos) return false;
+    rest = TrimLeft(rest.substr(close + 1));
+  }
   // "event: body" or "sys:event: body" (perf script).
   size_t colon_sp = rest.find(": ");
   std::string_view name;

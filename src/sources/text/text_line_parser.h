@@ -3,6 +3,8 @@
 //                       (flags column optional; "comm-pid (tgid) [cpu]" with record-tgid)
 //   trace-cmd report:   "  kvmprobe-506   [001]    14.758348: kvm_exit:   reason EXIT_NPF rip 0x1000 …"
 //   perf script:        "  kvmprobe   506 [001]    14.758532:   kvm:kvm_exit: vcpu 0 reason npf …"
+//   trace-cmd report -l (latency format: the CPU glued to its flags, no brackets) and --ts-diff
+//   ("14.758348: (+206)  kvm_exit: …") are read as trace-cmd report.
 // In: one line. Out: TextLine with views into the line. Assumption: the CPU is the first "[digits]"
 // token after the comm; comms may contain spaces and dashes (the pid is the last "-digits").
 #pragma once
