@@ -72,6 +72,27 @@ bool LooksFlags(std::string_view tok) {
   return tok.find('.') != std::string_view::npos || tok.size() == 5;
 }
 
+// Left of the CPU: "comm-pid", "comm-pid (tgid)" or "comm tid" / "comm pid/tid" (perf script).
+bool ParseCommTid(std::string_view left, TextLine* out, bool* perf_style) {
+  left = TrimRight(TrimLeft(left));
+  if (!left.empty() && left.back() == ')') {
+    size_t open = left.rfind('(');
+    if (open == std::string_view::npos) return false;
+    left = TrimRight(left.substr(0, open));
+  }
+  size_t sep = left.find_last_of(" -/");
+  if (sep == std::string_view::npos || sep + 1 >= left.size()) return false;
+  if (!ParseDec(left.substr(sep + 1), &out->tid)) return false;
+  *perf_style = left[sep] != '-';
+  out->comm = left.substr(0, sep);
+  if (left[sep] == '/') {  // perf script -F pid,tid: "comm pid/tid"
+    size_t sp = out->comm.find_last_of(' ');
+    out->comm = sp == std::string_view::npos ? std::string_view() : out->comm.substr(0, sp);
+  }
+  out->comm = TrimRight(out->comm);
+  return true;
+}
+
 }  // namespace
 
 std::string_view TextDialectName(TextDialect d) {
@@ -128,23 +149,8 @@ bool ParseTextLine(std::string_view line, TextLine* out) {
     b = comm_end;
   }
   out->cpu = cpu;
-  // Left of the CPU: "comm-pid", "comm-pid (tgid)" or "comm tid" / "comm pid/tid" (perf script).
-  std::string_view left = TrimRight(TrimLeft(line.substr(0, b)));
-  if (!left.empty() && left.back() == ')') {
-    size_t open = left.rfind('(');
-    if (open == std::string_view::npos) return false;
-    left = TrimRight(left.substr(0, open));
-  }
-  size_t sep = left.find_last_of(" -/");
-  if (sep == std::string_view::npos || sep + 1 >= left.size()) return false;
-  if (!ParseDec(left.substr(sep + 1), &out->tid)) return false;
-  bool perf_style = left[sep] != '-';
-  out->comm = left.substr(0, sep);
-  if (left[sep] == '/') {  // perf script -F pid,tid: "comm pid/tid"
-    size_t sp = out->comm.find_last_of(' ');
-    out->comm = sp == std::string_view::npos ? std::string_view() : out->comm.substr(0, sp);
-  }
-  out->comm = TrimRight(out->comm);
+  bool perf_style = false;
+  if (!ParseCommTid(line.substr(0, b), out, &perf_style)) return false;
   const size_t e = column_end ? column_end : line.find(']', b) + 1;
   std::string_view rest = TrimLeft(line.substr(e));
   // Optional flags column (not after the latency format's CPU, which carries them), then "ts:".
