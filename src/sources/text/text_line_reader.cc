@@ -26,7 +26,7 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
   std::unique_ptr<TextLineReader> r(new TextLineReader());
   r->input_ = std::move(input);
   r->stream_ = r->input_->stream_fd() >= 0;
-  r->pread_ = r->input_->mapped();
+  r->pread_ = !r->stream_;
   auto bytes = r->input_->bytes();
   r->gzip_ = LooksGzip(bytes.data(), bytes.size());
   if (r->gzip_) {
@@ -35,10 +35,8 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
     }
     r->zs_init_ = true;
   }
-  if (r->gzip_ || r->stream_ || r->pread_) {
-    r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as filled
-    r->buf_size_ = kChunkBytes;
-  }
+  r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as filled
+  r->buf_size_ = kChunkBytes;
   return r;
 }
 
@@ -48,7 +46,7 @@ TextLineReader::~TextLineReader() {
 
 std::span<const uint8_t> TextLineReader::NextRaw() {
   auto bytes = input_->bytes();
-  if (pread_) {  // a compressed regular file: its next chunk, read
+  if (pread_) {  // a compressed file: its next chunk
     size_t n = std::min<size_t>(bytes.size() - raw_pos_, kChunkBytes);
     if (n == 0) return {};
     if (!raw_buf_) raw_buf_.reset(new uint8_t[kChunkBytes]);
@@ -166,18 +164,6 @@ bool TextLineReader::FillGzip() {
 }
 
 bool TextLineReader::NextLine(std::string_view* line) {
-  if (!gzip_ && !stream_ && !pread_) {  // a view: lines point into it
-    auto bytes = input_->bytes();
-    if (pos_ >= bytes.size()) return false;
-    const char* start = reinterpret_cast<const char*>(bytes.data()) + pos_;
-    size_t left = bytes.size() - pos_;
-    const void* nl = std::memchr(start, '\n', left);
-    size_t len = nl ? static_cast<const char*>(nl) - start : left;
-    pos_ += len + (nl ? 1 : 0);
-    unterminated_ = nl == nullptr;
-    *line = std::string_view(start, len);
-    return true;
-  }
   for (;;) {
     const char* start = buf_.get() + buf_begin_;
     size_t left = buf_end_ - buf_begin_;

@@ -1,11 +1,12 @@
 // Lines of a text trace, plain or gzip-compressed (detected by the 1f 8b magic, not the name).
 // In: a path. Out: one line at a time as a string_view without the newline, valid until the next
-// call. A regular file is read with pread in 1 MiB chunks (no page of it is mapped in: memory stays
-// flat and no page fault is taken, MappedFile::ReadAt); bytes already in memory (a view) are read
-// in place; gzip is inflated in 1 MiB chunks with
-// zlib; a pipe or FIFO (MappedFile with a stream_fd) is streamed: its look-ahead, then reads of
-// 1 MiB, so memory stays flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut
-// and counted by the caller as unparseable); a truncated gzip stream yields what it holds and sets truncated().
+// call. A file is read in 1 MiB chunks into the line buffer (a regular file with pread, so no page
+// of it is mapped in: memory stays flat and no page fault is taken; bytes already in memory, a
+// view, copied: MappedFile::ReadAt); gzip is inflated in 1 MiB chunks with zlib; a pipe or FIFO
+// (MappedFile with a stream_fd) is streamed: its look-ahead, then reads of 1 MiB, so memory stays
+// flat whatever flows through. Assumption: lines are short (a line longer than the chunk is cut
+// and counted by the caller as unparseable); a truncated gzip stream yields what it holds and sets
+// truncated().
 #pragma once
 
 #include <zlib.h>
@@ -34,7 +35,7 @@ class TextLineReader {
   bool truncated() const { return truncated_; }  // gzip stream ended early or was damaged
   // The line NextLine gave last ended at the input's end without a newline (a cut file).
   bool unterminated() const { return unterminated_; }
-  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : stream_ || pread_ ? raw_done_ : pos_; }
+  uint64_t bytes_done() const { return gzip_ ? zs_.total_in : raw_done_; }
   // 0 for a stream: its size is not known before its end.
   uint64_t bytes_total() const { return stream_ ? 0 : input_->bytes().size(); }
 
@@ -50,7 +51,7 @@ class TextLineReader {
   std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
   bool stream_ = false;                 // the input has an unread rest in stream_fd()
-  bool pread_ = false;                  // a regular file: read with ReadAt, not through bytes()
+  bool pread_ = false;                  // not a stream: read with ReadAt, in chunks
   size_t raw_pos_ = 0;                  // bytes() handed out by NextRaw
   uint64_t raw_done_ = 0;               // every raw byte handed out
   std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead
@@ -58,7 +59,6 @@ class TextLineReader {
   std::span<const uint8_t> pending_;  // plain stream: raw bytes not yet copied into buf_
   bool truncated_ = false;
   bool unterminated_ = false;
-  size_t pos_ = 0;  // plain: offset of the next line in the map
   z_stream zs_{};
   bool zs_init_ = false, zs_done_ = false;
   // gzip: inflated bytes. Not a vector: resize() would zero the whole MiB for every input, and
