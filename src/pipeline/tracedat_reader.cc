@@ -25,6 +25,7 @@ class TraceDatReader : public RawEventSource {
   Diagnostics& diagnostics() override { return diagnostics_; }
   uint64_t bytes_done() const override { return counters_.bytes_done; }
   uint64_t bytes_total() const override { return data_bytes_; }
+  unsigned busy_threads() const override { return prefetch_threads_; }
   void LeaveOut(std::vector<uint8_t> type_ids) override { shared_.SetLeftOut(std::move(type_ids)); }
   uint64_t left_out() const override {
     uint64_t n = 0;
@@ -75,7 +76,10 @@ class TraceDatReader : public RawEventSource {
       merger_.Add(std::move(s));
     }
     // Prefetch threads pay off once there is more than a few chunks' worth of data.
-    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) prefetcher_->Start(prefetch_threads);
+    if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) {
+      prefetcher_->Start(prefetch_threads);
+      prefetch_threads_ = prefetch_threads;
+    }
   }
 
   void Finish() {
@@ -94,6 +98,7 @@ class TraceDatReader : public RawEventSource {
   }
 
   TraceDatShared shared_;
+  unsigned prefetch_threads_ = 0;  // started, decompressing ahead
   PageCounters counters_;
   TraceMeta meta_;
   FormatRegistry formats_;

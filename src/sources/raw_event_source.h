@@ -32,6 +32,9 @@ class RawEventSource {
   virtual void LeaveOut(std::vector<uint8_t> type_ids) { (void)type_ids; }
   // Records left out so far.
   virtual uint64_t left_out() const { return 0; }
+  // Threads of its own the source keeps busy while it is read (a compressed trace.dat's
+  // decompression ahead), so a consumer starting threads of its own does not crowd the cores.
+  virtual unsigned busy_threads() const { return 0; }
 };
 
 }  // namespace exitscope
