@@ -445,8 +445,9 @@ int RunDumpCommand(int argc, char** argv) {
   app.add_flag("--json", opt.json, "one JSON object per line: ts_ns, cpu, pid, comm, event, system, fields");
   app.add_flag("--ns", opt.ns, "timestamps with nanoseconds (default: microseconds)");
   app.add_option("-j,--threads", opt.threads,
-                 "threads formatting the lines (default: one per core, up to 8; 1 = the reading thread "
-                 "formats them): the output is the same, in the same order");
+                 "threads in all, the reading one included (default: one per core, up to 8): lines are "
+                 "formatted on the cores the reading thread and a compressed trace's decompression leave, "
+                 "by the reading thread when none is left (-j 1); the same output in the same order");
   AddClockOptions(app, &opt.clock);
   if (auto rc = ParseArgs(app, argc, argv)) return *rc;
   if (!limit_text.empty()) {
