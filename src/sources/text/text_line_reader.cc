@@ -35,8 +35,12 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
     }
     r->zs_init_ = true;
   }
-  r->buf_.reset(new char[kChunkBytes]);  // default-initialized: pages are touched as filled
+  // A plain input smaller than a chunk needs no more than its size and one byte (so its one line,
+  // without a newline, still reads as cut, not as over-long): a fuzz input of a few KB allocated a
+  // MiB per run, and fuzzed 2.8x slower under ASan.
   r->buf_size_ = kChunkBytes;
+  if (r->pread_ && !r->gzip_) r->buf_size_ = std::min<size_t>(kChunkBytes, bytes.size() + 1);
+  r->buf_.reset(new char[r->buf_size_]);  // default-initialized: pages are touched as filled
   return r;
 }
 
