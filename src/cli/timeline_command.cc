@@ -91,14 +91,11 @@ void PrintWritten(const ChromeTraceWriter& writer, const ExitBinner& bins, const
 int WriteTimeline(const TimelineArgs& a, const Filters& filters, uint64_t max_exits) {
   const std::string& out_path = a.out_path;
   const ReportOptions options = TimelineReportOptions(filters);
-  auto source = OpenKvmEventSource(a.path, InputFormat::kAuto, DecodeThreads(a.threads), a.clock);
-  if (!source.ok()) return PrintError(source.error());
   // stdout cannot be started over if the sliced reader has to read again (an uncompressed trace.dat
-  // whose clock stepped back): read that one sequentially. The other readers never read again.
-  if (out_path == "-" && SliceCount(**source) > 0) {
-    source = OpenKvmEventSource(a.path, InputFormat::kAuto, 1, a.clock);
-    if (!source.ok()) return PrintError(source.error());
-  }
+  // whose clock stepped back): one_pass opens any other reader, which never reads again.
+  auto source =
+      OpenKvmEventSource(a.path, InputFormat::kAuto, DecodeThreads(a.threads), a.clock, /*one_pass=*/out_path == "-");
+  if (!source.ok()) return PrintError(source.error());
   if (Status st = RequireNsClock((*source)->meta(), "timeline"); !st.ok()) return PrintError(st.error());
   std::FILE* out = out_path == "-" ? stdout : std::fopen(out_path.c_str(), "wb");
   if (!out) {

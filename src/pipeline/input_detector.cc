@@ -121,7 +121,7 @@ Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(const std::string& pa
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, unsigned threads,
-                                                           const ClockOptions& clock) {
+                                                           const ClockOptions& clock, bool one_pass) {
   // Text is already typed events: no raw records to decode.
   if (input.format == InputFormat::kText) return OpenTextSource(std::move(input.file), clock);
   // The sliced reader maps the file per slice and its fallback opens it again: regular files only.
@@ -129,7 +129,7 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, un
       input.file->path() != kStdinPath) {
     const std::string path = input.file->path();
     input.file.reset();
-    return OpenTraceDatSliced(path, threads, 0, clock);
+    return OpenTraceDatSliced(path, threads, 0, clock, one_pass);
   }
   // perf.data: rounds decoded on every thread (file mode; pipe mode stays sequential inside).
   if (input.format == InputFormat::kPerfData && threads > 1) {
@@ -141,10 +141,10 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, un
 }
 
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path, InputFormat format,
-                                                           unsigned threads, const ClockOptions& clock) {
+                                                           unsigned threads, const ClockOptions& clock, bool one_pass) {
   auto in = OpenInput(path, format);
   if (!in.ok()) return in.error();
-  return OpenKvmEventSource(std::move(in.value()), threads, clock);
+  return OpenKvmEventSource(std::move(in.value()), threads, clock, one_pass);
 }
 
 }  // namespace exitscope

@@ -17,11 +17,13 @@ enum class InputFormat { kAuto, kTraceDat, kPerfData, kText };
 // Opens `path`, detecting the format from its content unless `format` says otherwise
 // (pipeline/input_detector.cc). threads > 1: an uncompressed trace.dat is decoded on that many threads
 // (pipeline/tracedat_slices.h; read it through ReadWithSequentialFallback, which reads it again with
-// one thread when the sliced cut cannot be trusted).
+// one thread when the sliced cut cannot be trusted). `one_pass`: the caller cannot read twice
+// (a command writing to stdout as it reads), so no sliced reader; the others still use the threads.
 // `clock` (--tsc-khz) reaches every reader.
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(const std::string& path,
                                                            InputFormat format = InputFormat::kAuto,
-                                                           unsigned threads = 1, const ClockOptions& clock = {});
+                                                           unsigned threads = 1, const ClockOptions& clock = {},
+                                                           bool one_pass = false);
 
 // An input opened once ("-" = stdin) and its format, sniffed from the bytes already read: a pipe,
 // FIFO or `<(…)` cannot be opened a second time (it would block or start past the sniffed bytes).
@@ -32,7 +34,7 @@ struct OpenedInput {
 // `format` kAuto: detected from the content; otherwise kept. 66 when it cannot be opened.
 Result<OpenedInput> OpenInput(const std::string& path, InputFormat format = InputFormat::kAuto);
 Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, unsigned threads = 1,
-                                                           const ClockOptions& clock = {});
+                                                           const ClockOptions& clock = {}, bool one_pass = false);
 Result<std::unique_ptr<RawEventSource>> OpenRawEventSource(OpenedInput input, const ClockOptions& clock = {});
 
 // The format of the first bytes of an input called `name` in messages.

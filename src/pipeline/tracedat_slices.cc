@@ -72,7 +72,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   uint64_t bytes_total() const override { return data_bytes_; }
 
   // Opens the file; false in *sliced when it is not worth (or not possible) to slice it.
-  Status Open(const std::string& path, unsigned threads, uint64_t slice_bytes, const ClockOptions& clock,
+  Status Open(const std::string& path, unsigned threads, uint64_t slice_bytes, const ClockOptions& clock, bool one_pass,
               bool* sliced) {
     *sliced = false;
     threads_ = threads;
@@ -81,7 +81,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     auto layout = OpenTraceDatShared(std::move(file.value()), path, &shared_, &meta_, &formats_, &diagnostics_, clock);
     if (!layout.ok()) return layout.error();
     layout_ = *layout;
-    if (layout->data_compressed || threads < 2) return Status::Ok();
+    if (one_pass || layout->data_compressed || threads < 2) return Status::Ok();
     for (const auto& c : layout->cpus) {
       if (c.size == 0) continue;
       cpus_.push_back(c);
@@ -467,10 +467,12 @@ class SlicedTraceDatSource : public KvmEventSource {
 }  // namespace
 
 Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
-                                                           uint64_t slice_bytes, const ClockOptions& clock) {
+                                                           uint64_t slice_bytes, const ClockOptions& clock,
+                                                           bool one_pass) {
   auto sliced = std::make_unique<SlicedTraceDatSource>();
   bool worth = false;
-  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, clock, &worth); !s.ok()) {
+  if (Status s = sliced->Open(path, threads, slice_bytes ? slice_bytes : kDefaultSliceBytes, clock, one_pass, &worth);
+      !s.ok()) {
     return s.error();
   }
   if (worth) return std::unique_ptr<KvmEventSource>(std::move(sliced));

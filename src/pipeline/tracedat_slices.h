@@ -28,9 +28,11 @@ namespace exitscope {
 inline constexpr uint64_t kDefaultSliceBytes = 1 << 20;
 
 // Uncompressed data of at least 4 slices and threads > 1: the sliced reader; otherwise (compressed
-// data, small files, one thread) the sequential reader. `slice_bytes` 0 = kDefaultSliceBytes.
+// data, small files, one thread, or `one_pass`: a caller that cannot read twice, as the sliced reader
+// may need) the sequential reader. `slice_bytes` 0 = kDefaultSliceBytes.
 Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& path, unsigned threads,
-                                                           uint64_t slice_bytes = 0, const ClockOptions& clock = {});
+                                                           uint64_t slice_bytes = 0, const ClockOptions& clock = {},
+                                                           bool one_pass = false);
 
 // How many time slices `source` reads in (0: it is not the sliced reader). For tests and progress.
 size_t SliceCount(const KvmEventSource& source);
