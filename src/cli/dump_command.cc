@@ -404,7 +404,7 @@ int Dump(const DumpOptions& opt) {
   auto write = [](const DumpBatch& b) { return WriteStdout(b.lines); };  // false: FinishStdout says why
 
   uint64_t printed = 0, unknown_ids = 0;
-  std::vector<uint8_t> known;  // by type id: 0 not looked up, 1 has a format, 2 none
+  FormatPlans plans(formats);  // the reading thread's own: which ids have a format
   // Progress only when stderr is a terminal and stdout is not (a dump to the screen shows itself).
   const bool progress = isatty(fileno(stderr)) && !isatty(fileno(stdout)) && src.bytes_total();
   bool writing = true;
@@ -412,10 +412,8 @@ int Dump(const DumpOptions& opt) {
       src,
       [&](const RawEvent& ev, const LostEvents* lost) {
         DumpBatch& b = work.current();
-        if (ev.type_id >= known.size()) known.resize(size_t{ev.type_id} + 1, 0);
-        if (!known[ev.type_id]) known[ev.type_id] = formats.ById(ev.type_id) ? 1 : 2;
         // Printed as unknown_type_N (no fields to show), and counted: an id without a format is damage.
-        if (known[ev.type_id] == 2) ++unknown_ids;
+        if (!plans.Get(ev.type_id).format) ++unknown_ids;
         const bool shown = wanted->empty() || wanted->count(ev.type_id);
         // A loss is printed where it happened, before a record left out too.
         if (!shown && !lost) return true;

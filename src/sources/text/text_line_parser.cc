@@ -107,8 +107,8 @@ std::string_view TextDialectName(TextDialect d) {
 namespace {
 
 // trace-cmd report -l (latency format) prints the CPU without brackets, its flags glued to it:
-// "kvmprobe-499     1d..1.    14.747994: kvm_entry: …". Out: the CPU, the end of that column and
-// the start of the "comm-pid" column's end; false when the line is not so.
+// "kvmprobe-499     1d..1.    14.747994: kvm_entry: …". Out: the CPU, where the "comm-pid" column
+// ends and where the CPU column ends; false when the line is not so.
 bool FindLatencyColumn(std::string_view line, int32_t* cpu, size_t* comm_end, size_t* column_end) {
   // The token before the first "<seconds>: " (the first token ending in ':' whose number parses).
   size_t from = 0;

@@ -26,7 +26,6 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
   std::unique_ptr<TextLineReader> r(new TextLineReader());
   r->input_ = std::move(input);
   r->stream_ = r->input_->stream_fd() >= 0;
-  r->pread_ = !r->stream_;
   auto bytes = r->input_->bytes();
   r->gzip_ = LooksGzip(bytes.data(), bytes.size());
   if (r->gzip_) {
@@ -39,7 +38,7 @@ Result<std::unique_ptr<TextLineReader>> TextLineReader::Open(std::unique_ptr<Map
   // without a newline, still reads as cut, not as over-long): a fuzz input of a few KB allocated a
   // MiB per run, and fuzzed 2.8x slower under ASan.
   r->buf_size_ = kChunkBytes;
-  if (r->pread_ && !r->gzip_) r->buf_size_ = std::min<size_t>(kChunkBytes, bytes.size() + 1);
+  if (!r->stream_ && !r->gzip_) r->buf_size_ = std::min<size_t>(kChunkBytes, bytes.size() + 1);
   r->buf_.reset(new char[r->buf_size_]);  // default-initialized: pages are touched as filled
   return r;
 }
@@ -50,7 +49,7 @@ TextLineReader::~TextLineReader() {
 
 std::span<const uint8_t> TextLineReader::NextRaw() {
   auto bytes = input_->bytes();
-  if (pread_) {  // a compressed file: its next chunk
+  if (!stream_) {  // a compressed file: its next chunk, read
     size_t n = std::min<size_t>(bytes.size() - raw_pos_, kChunkBytes);
     if (n == 0) return {};
     if (!raw_buf_) raw_buf_.reset(new uint8_t[kChunkBytes]);
@@ -60,14 +59,14 @@ std::span<const uint8_t> TextLineReader::NextRaw() {
     return {raw_buf_.get(), n};
   }
   if (raw_pos_ < bytes.size()) {
-    // zlib counts input in 32 bits: hand a mapped file over in 1 GiB pieces.
+    // A stream's look-ahead, in place; zlib counts input in 32 bits: at most 1 GiB a piece.
     size_t n = std::min<size_t>(bytes.size() - raw_pos_, size_t{1} << 30);
     auto piece = bytes.subspan(raw_pos_, n);
     raw_pos_ += n;
     raw_done_ += n;
     return piece;
   }
-  if (!stream_ || raw_end_) return {};
+  if (raw_end_) return {};
   if (!raw_buf_) raw_buf_.reset(new uint8_t[kChunkBytes]);
   for (;;) {
     ssize_t n = ::read(input_->stream_fd(), raw_buf_.get(), kChunkBytes);
@@ -101,7 +100,7 @@ bool TextLineReader::Fill() {
 }
 
 bool TextLineReader::FillPlain() {
-  if (pread_) {  // straight into the line buffer
+  if (!stream_) {  // a file: straight into the line buffer
     const size_t n = std::min<size_t>(input_->bytes().size() - raw_pos_, buf_size_ - buf_end_);
     if (n == 0) return false;
     input_->ReadAt(raw_pos_, n, reinterpret_cast<uint8_t*>(buf_.get() + buf_end_));

@@ -50,11 +50,11 @@ class TextLineReader {
 
   std::unique_ptr<MappedFile> input_;
   bool gzip_ = false;
-  bool stream_ = false;                 // the input has an unread rest in stream_fd()
-  bool pread_ = false;                  // not a stream: read with ReadAt, in chunks
+  bool stream_ = false;                 // the input has an unread rest in stream_fd(); else read with
+                                        // ReadAt, in chunks
   size_t raw_pos_ = 0;                  // bytes() handed out by NextRaw
   uint64_t raw_done_ = 0;               // every raw byte handed out
-  std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead
+  std::unique_ptr<uint8_t[]> raw_buf_;  // a stream's reads after its look-ahead, a gzip file's chunks
   bool raw_end_ = false;
   std::span<const uint8_t> pending_;  // plain stream: raw bytes not yet copied into buf_
   bool truncated_ = false;
