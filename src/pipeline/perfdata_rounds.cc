@@ -249,7 +249,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       switch (type) {
         case pd::kRecordSample: {
           PerfSample s;
-          if (!f.ParseSample(body, &s)) {
+          if (!f.ParseSampleFast(body, &s)) {
             ++(s.size_mismatch ? c->size_mismatches : c->bad_samples);
             break;
           }

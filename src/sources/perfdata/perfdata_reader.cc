@@ -582,6 +582,35 @@ void PerfDataFile::FinishAttrs() {
   } else if (st & pd::kSampleId) {
     id_pos_ = !!(st & pd::kSampleIp) + !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) + !!(st & pd::kSampleAddr);
   }
+  FinishFixedLayout(st);
+}
+
+// The offsets ParseSample would read at, when they are the same for every sample: one sample_type,
+// RAW present, no READ or CALLCHAIN (variable-sized) before it, and a little-endian host (the
+// fast path loads in host order; perf.data is read as little-endian).
+void PerfDataFile::FinishFixedLayout(uint64_t st) {
+  fixed_ = FixedLayout{};
+  if (!uniform_sample_type_ || !(st & pd::kSampleRaw) || (st & (pd::kSampleRead | pd::kSampleCallchain))) return;
+  if constexpr (std::endian::native != std::endian::little) return;
+  int at = 0;
+  auto field = [&](uint64_t bit, int* where) {
+    if (!(st & bit)) return;
+    if (where) *where = at;
+    at += 8;
+  };
+  // PERF_RECORD_SAMPLE's order (perf_event.h), as ParseSample reads it: the later id wins.
+  field(pd::kSampleIdentifier, &fixed_.id_at);
+  field(pd::kSampleIp, nullptr);
+  field(pd::kSampleTid, &fixed_.tid_at);
+  field(pd::kSampleTime, &fixed_.time_at);
+  field(pd::kSampleAddr, nullptr);
+  field(pd::kSampleId, &fixed_.id_at);
+  field(pd::kSampleStreamId, nullptr);
+  field(pd::kSampleCpu, &fixed_.cpu_at);
+  field(pd::kSamplePeriod, nullptr);
+  fixed_.raw_at = static_cast<uint32_t>(at);
+  fixed_.after_raw = (st & pd::kSampleFieldsAfterRaw) != 0;
+  fixed_.on = true;
 }
 
 bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) const {

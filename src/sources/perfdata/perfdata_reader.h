@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -120,6 +121,30 @@ class PerfDataFile {
   // Parses a SAMPLE record body (after the 8-byte header). False when it is shorter than its
   // sample_type says, or longer (out->size_mismatch; counted by the caller).
   bool ParseSample(std::span<const uint8_t> body, PerfSample* out) const;
+  // ParseSample, inline for a file whose samples share one sample_type with fixed-size fields up to
+  // RAW (perf kvm stat record's, perf record -e kvm:*'s): a few loads at offsets found once, no
+  // call per record. Any other file, or a record the fixed layout does not fit (too short, a
+  // size mismatch), takes ParseSample, which answers for it alike.
+  bool ParseSampleFast(std::span<const uint8_t> body, PerfSample* out) const {
+    const FixedLayout& l = fixed_;
+    const size_t n = body.size();
+    if (!l.on || n < l.raw_at + 4u) return ParseSample(body, out);
+    const uint8_t* p = body.data();
+    uint32_t raw_size;
+    std::memcpy(&raw_size, p + l.raw_at, 4);
+    const size_t raw_end = l.raw_at + 4u + raw_size;
+    if (raw_end > n || (!l.after_raw && n - raw_end >= 8)) return ParseSample(body, out);
+    if (l.id_at >= 0) std::memcpy(&out->id, p + l.id_at, 8);
+    if (l.tid_at >= 0) {
+      std::memcpy(&out->pid, p + l.tid_at, 4);
+      std::memcpy(&out->tid, p + l.tid_at + 4, 4);
+    }
+    if (l.time_at >= 0) std::memcpy(&out->ts_ns, p + l.time_at, 8);
+    if (l.cpu_at >= 0) std::memcpy(&out->cpu, p + l.cpu_at, 4);
+    out->raw = std::span<const uint8_t>(p + l.raw_at + 4, raw_size);
+    out->attr = &attrs_[0];
+    return true;
+  }
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
   // *has_ts (when given): whether *ts_ns came from the trailer (else it was left untouched).
   bool ParseSampleIdTrailer(std::span<const uint8_t> body, uint64_t* ts_ns, int32_t* cpu, bool* has_ts = nullptr) const;
@@ -153,6 +178,7 @@ class PerfDataFile {
   void AddAttr(std::span<const uint8_t> attr_bytes, std::span<const uint8_t> id_bytes);
   void ScanRecords(unsigned threads);  // metadata pass: COMM/FORK/EXIT, pipe-mode HEADER_* records, counts
   void FinishAttrs();
+  void FinishFixedLayout(uint64_t sample_type);
 
   std::unique_ptr<MappedFile> input_;
   Diagnostics* diagnostics_ = nullptr;
@@ -161,6 +187,14 @@ class PerfDataFile {
   std::unordered_map<uint64_t, uint32_t> attr_by_id_;
   bool uniform_sample_type_ = true;  // every attr has attrs_[0]'s sample_type: no id lookup needed
   int id_pos_ = -1;                  // u64 index of the id in a SAMPLE body, -1 when absent
+  // ParseSampleFast's byte offsets inside a SAMPLE body (-1: the field is absent).
+  struct FixedLayout {
+    bool on = false;         // uniform sample_type with RAW and nothing variable before it
+    bool after_raw = false;  // sample_type has fields after RAW (bytes left over are no mismatch)
+    int id_at = -1, tid_at = -1, time_at = -1, cpu_at = -1;
+    uint32_t raw_at = 0;  // RAW's u32 size
+  };
+  FixedLayout fixed_;
   std::span<const uint8_t> tracing_data_;
   std::span<const uint8_t> data_;
   uint64_t data_offset_ = 0;

@@ -72,7 +72,7 @@ void PerfSampleStream::ReadRound() {
 
 void PerfSampleStream::AddSample(std::span<const uint8_t> body, const uint8_t* record) {
   PerfSample s;
-  if (!file_->ParseSample(body, &s)) {
+  if (!file_->ParseSampleFast(body, &s)) {
     diagnostics_->Bump(s.size_mismatch ? DiagId::kPerfdataSampleSizeMismatch : DiagId::kPerfdataBadSample);
     return;
   }
