@@ -16,6 +16,7 @@
 #include "decode/kvm_decoder.h"
 #include "format/tracing_data.h"
 #include "report/text_reporter.h"
+#include "sources/perfdata/perfdata_reader.h"
 #include "sources/perfdata/perfdata_source.h"
 #include "sources/tracedat/ring_buffer_page.h"
 #include "pipeline/text_reader.h"
@@ -109,7 +110,13 @@ int FuzzTracingData(const uint8_t* data, size_t size) {
 
 // A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
 // features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
+// Each sample the inline parser answers for must parse the same through ParseSample.
 int FuzzPerfData(const uint8_t* data, size_t size) {
+  Diagnostics diagnostics;
+  if (auto f = PerfDataFile::Open(MappedFile::View({data, size}, "fuzz.perf.data"), &diagnostics);
+      f.ok() && (*f)->FirstFastParseMismatch() != -1) {
+    std::abort();
+  }
   return ReportRawSource(OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"));
 }
 

@@ -582,16 +582,35 @@ void PerfDataFile::FinishAttrs() {
   } else if (st & pd::kSampleId) {
     id_pos_ = !!(st & pd::kSampleIp) + !!(st & pd::kSampleTid) + !!(st & pd::kSampleTime) + !!(st & pd::kSampleAddr);
   }
-  FinishFixedLayout(st);
+  FinishFixedLayout();
 }
 
-// The offsets ParseSample would read at, when they are the same for every sample: one sample_type,
-// RAW present, no READ or CALLCHAIN (variable-sized) before it, and a little-endian host (the
-// fast path loads in host order; perf.data is read as little-endian).
-void PerfDataFile::FinishFixedLayout(uint64_t st) {
+// The offsets ParseSample would read at, when they are the same for every sample that carries RAW:
+// one sample_type among the attrs with RAW (others, such as perf's dummy event for side-band
+// records, may differ), no READ or CALLCHAIN (variable-sized) before RAW, a little-endian host (the
+// fast path loads in host order; perf.data is read as little-endian), and, unless every attr has
+// that sample_type, an id in every sample and ids dense enough to index a table by.
+void PerfDataFile::FinishFixedLayout() {
   fixed_ = FixedLayout{};
-  if (!uniform_sample_type_ || !(st & pd::kSampleRaw) || (st & (pd::kSampleRead | pd::kSampleCallchain))) return;
   if constexpr (std::endian::native != std::endian::little) return;
+  uint64_t st = 0;
+  bool found = false;
+  for (const PerfAttr& a : attrs_) {
+    if (!(a.sample_type & pd::kSampleRaw)) continue;
+    if (found && a.sample_type != st) return;
+    st = a.sample_type;
+    found = true;
+  }
+  if (!found || (st & (pd::kSampleRead | pd::kSampleCallchain))) return;
+  if (!uniform_sample_type_) {
+    if (id_pos_ < 0) return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const auto& [id, index] : attr_by_id_) lo = std::min(lo, id), hi = std::max(hi, id);
+    if (attr_by_id_.empty() || hi - lo >= kMaxDenseIds) return;
+    dense_id_base_ = lo;
+    attr_by_dense_id_.assign(hi - lo + 1, -1);
+    for (const auto& [id, index] : attr_by_id_) attr_by_dense_id_[id - lo] = static_cast<int32_t>(index);
+  }
   int at = 0;
   auto field = [&](uint64_t bit, int* where) {
     if (!(st & bit)) return;
@@ -608,9 +627,39 @@ void PerfDataFile::FinishFixedLayout(uint64_t st) {
   field(pd::kSampleStreamId, nullptr);
   field(pd::kSampleCpu, &fixed_.cpu_at);
   field(pd::kSamplePeriod, nullptr);
+  // The id is looked up where every attr has it (id_pos_, as perf requires).
+  if (!uniform_sample_type_ && fixed_.id_at != id_pos_ * 8) {
+    fixed_ = FixedLayout{};
+    return;
+  }
   fixed_.raw_at = static_cast<uint32_t>(at);
   fixed_.after_raw = (st & pd::kSampleFieldsAfterRaw) != 0;
+  fixed_.sample_type = st;
   fixed_.on = true;
+}
+
+int64_t PerfDataFile::FirstFastParseMismatch(uint64_t* fast_parsed) const {
+  if (fast_parsed) *fast_parsed = 0;
+  for (uint64_t pos = 0; pos + pd::kRecordHeaderSize <= records_end_;) {
+    const uint8_t* r = data_.data() + pos;
+    const auto [type, size] = RecordHeaderAt(r);
+    if (size < pd::kRecordHeaderSize || pos + size > records_end_) break;
+    std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
+    PerfSample fast, slow;
+    if (type == pd::kRecordSample && TryParseSampleFast(body, &fast)) {
+      if (fast_parsed) ++*fast_parsed;
+      const bool ok = ParseSample(body, &slow);
+      if (!ok || fast.ts_ns != slow.ts_ns || fast.pid != slow.pid || fast.tid != slow.tid || fast.cpu != slow.cpu ||
+          fast.id != slow.id || fast.attr != slow.attr || fast.raw.data() != slow.raw.data() ||
+          fast.raw.size() != slow.raw.size() || fast.size_mismatch != slow.size_mismatch) {
+        return static_cast<int64_t>(pos);
+      }
+    }
+    uint64_t next = pos + size;
+    if (type == pd::kRecordHeaderTracingData) next += TracingDataPaddedSize(body);
+    pos = next;
+  }
+  return -1;
 }
 
 bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) const {
@@ -618,9 +667,15 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   const PerfAttr* attr = &attrs_[0];
   if (!uniform_sample_type_ && id_pos_ >= 0) {
     if (body.size() < static_cast<size_t>(id_pos_ + 1) * 8) return false;
-    auto it = attr_by_id_.find(LoadLe64(body.data() + id_pos_ * 8));
-    if (it == attr_by_id_.end()) return false;
-    attr = &attrs_[it->second];
+    const uint64_t id = LoadLe64(body.data() + id_pos_ * 8);
+    if (const uint64_t slot = id - dense_id_base_; slot < attr_by_dense_id_.size()) {
+      if (attr_by_dense_id_[slot] < 0) return false;
+      attr = &attrs_[static_cast<uint32_t>(attr_by_dense_id_[slot])];
+    } else {
+      auto it = attr_by_id_.find(id);
+      if (it == attr_by_id_.end()) return false;
+      attr = &attrs_[it->second];
+    }
   }
   uint64_t st = attr->sample_type;
   const uint8_t* p = body.data();

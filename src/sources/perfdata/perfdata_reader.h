@@ -121,19 +121,43 @@ class PerfDataFile {
   // Parses a SAMPLE record body (after the 8-byte header). False when it is shorter than its
   // sample_type says, or longer (out->size_mismatch; counted by the caller).
   bool ParseSample(std::span<const uint8_t> body, PerfSample* out) const;
-  // ParseSample, inline for a file whose samples share one sample_type with fixed-size fields up to
-  // RAW (perf kvm stat record's, perf record -e kvm:*'s): a few loads at offsets found once, no
-  // call per record. Any other file, or a record the fixed layout does not fit (too short, a
-  // size mismatch), takes ParseSample, which answers for it alike.
+  // ParseSample, inline for the samples of a file whose RAW-carrying attrs share one sample_type
+  // with fixed-size fields up to RAW (perf kvm stat record's, perf record -e kvm:*'s): a few loads
+  // at offsets found once, no call per record. The record's attr is found by its id in a table
+  // indexed by id when the ids are dense (perf numbers them in sequence), not hashed. A record of
+  // another sample_type, or one the layout does not fit (too short, a size mismatch), takes
+  // ParseSample, which answers for it alike.
   bool ParseSampleFast(std::span<const uint8_t> body, PerfSample* out) const {
+    if (TryParseSampleFast(body, out)) return true;
+    // Into another object: `out` whose address reaches no call stays in registers once inlined.
+    PerfSample slow;
+    const bool ok = ParseSample(body, &slow);
+    *out = slow;
+    return ok;
+  }
+  // The data offset of the first SAMPLE record whose TryParseSampleFast answer is not
+  // ParseSample's (fields, raw span, attr), or -1 when they agree on every one (tests, fuzzers).
+  // *fast_parsed (when given): the samples the fast path answered for.
+  int64_t FirstFastParseMismatch(uint64_t* fast_parsed = nullptr) const;
+  // ParseSampleFast's inline part: false when ParseSample must answer (*out then unspecified).
+  bool TryParseSampleFast(std::span<const uint8_t> body, PerfSample* out) const {
     const FixedLayout& l = fixed_;
     const size_t n = body.size();
-    if (!l.on || n < l.raw_at + 4u) return ParseSample(body, out);
+    if (!l.on || n < l.raw_at + 4u) return false;
     const uint8_t* p = body.data();
+    const PerfAttr* attr = &attrs_[0];
+    if (!uniform_sample_type_) {
+      uint64_t id;
+      std::memcpy(&id, p + l.id_at, 8);
+      const uint64_t slot = id - dense_id_base_;  // wraps below the base: out of range
+      if (slot >= attr_by_dense_id_.size() || attr_by_dense_id_[slot] < 0) return false;
+      attr = &attrs_[static_cast<uint32_t>(attr_by_dense_id_[slot])];
+      if (attr->sample_type != l.sample_type) return false;
+    }
     uint32_t raw_size;
     std::memcpy(&raw_size, p + l.raw_at, 4);
     const size_t raw_end = l.raw_at + 4u + raw_size;
-    if (raw_end > n || (!l.after_raw && n - raw_end >= 8)) return ParseSample(body, out);
+    if (raw_end > n || (!l.after_raw && n - raw_end >= 8)) return false;
     if (l.id_at >= 0) std::memcpy(&out->id, p + l.id_at, 8);
     if (l.tid_at >= 0) {
       std::memcpy(&out->pid, p + l.tid_at, 4);
@@ -142,7 +166,7 @@ class PerfDataFile {
     if (l.time_at >= 0) std::memcpy(&out->ts_ns, p + l.time_at, 8);
     if (l.cpu_at >= 0) std::memcpy(&out->cpu, p + l.cpu_at, 4);
     out->raw = std::span<const uint8_t>(p + l.raw_at + 4, raw_size);
-    out->attr = &attrs_[0];
+    out->attr = attr;
     return true;
   }
   // The sample_id trailer of a non-sample record (attr.sample_id_all): cpu and time, when present.
@@ -178,18 +202,24 @@ class PerfDataFile {
   void AddAttr(std::span<const uint8_t> attr_bytes, std::span<const uint8_t> id_bytes);
   void ScanRecords(unsigned threads);  // metadata pass: COMM/FORK/EXIT, pipe-mode HEADER_* records, counts
   void FinishAttrs();
-  void FinishFixedLayout(uint64_t sample_type);
+  void FinishFixedLayout();
 
   std::unique_ptr<MappedFile> input_;
   Diagnostics* diagnostics_ = nullptr;
   bool pipe_mode_ = false;
   std::vector<PerfAttr> attrs_;
   std::unordered_map<uint64_t, uint32_t> attr_by_id_;
+  // attr_by_id_ as a table indexed by id - dense_id_base_ (-1: no attr), when the ids span few
+  // enough values (kMaxDenseIds); empty otherwise.
+  std::vector<int32_t> attr_by_dense_id_;
+  uint64_t dense_id_base_ = 0;
+  static constexpr uint64_t kMaxDenseIds = 1 << 20;
   bool uniform_sample_type_ = true;  // every attr has attrs_[0]'s sample_type: no id lookup needed
   int id_pos_ = -1;                  // u64 index of the id in a SAMPLE body, -1 when absent
   // ParseSampleFast's byte offsets inside a SAMPLE body (-1: the field is absent).
   struct FixedLayout {
-    bool on = false;         // uniform sample_type with RAW and nothing variable before it
+    bool on = false;  // the RAW attrs' one sample_type, nothing variable before RAW, ids found cheaply
+    uint64_t sample_type = 0;
     bool after_raw = false;  // sample_type has fields after RAW (bytes left over are no mismatch)
     int id_at = -1, tid_at = -1, time_at = -1, cpu_at = -1;
     uint32_t raw_at = 0;  // RAW's u32 size
