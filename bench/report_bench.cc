@@ -1,10 +1,12 @@
-// Events per second of the full report pipeline (pair → aggregate → Report) on real decoded events:
+// Events per second of the full report pipeline (pair → aggregate → Report), and of advise's
+// collector, on real decoded events:
 // dual-5000/trace.dat is decoded once into memory, then replayed with shifted time until >= 10M
 // events, so the figure is the analysis stage alone (the reader has its own benchmark).
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "advise/exit_collector.h"
 #include "analysis/report_pipeline.h"
 #include "model/event_source.h"
 #include "pipeline/input_detector.h"
@@ -80,6 +82,25 @@ BENCHMARK(BM_ReportPipeline)
     ->Arg(static_cast<int>(GroupBy::kReason))
     ->Arg(static_cast<int>(GroupBy::kVcpu))
     ->Unit(benchmark::kMillisecond);
+
+// advise's collector on the same replayed events (pair → keep → every rule's bounded summary): the
+// consumer that makes `advise` slower than `report` on the reading thread (issue 18 wants 1.5×).
+void BM_AdviseCollect(benchmark::State& state) {
+  const Decoded& d = Dual5000();
+  if (d.events.empty()) {
+    state.SkipWithError("dual-5000/trace.dat not readable");
+    return;
+  }
+  const uint64_t kEvents = 10'000'000;
+  for (auto _ : state) {
+    ReplaySource src(d.events, d.meta, kEvents);
+    ExitProfile p = CollectExits(&src);
+    benchmark::DoNotOptimize(p.exits);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kEvents));
+  ReportPeakRss(state);
+}
+BENCHMARK(BM_AdviseCollect)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace exitscope
