@@ -2,11 +2,15 @@
 // real trace takes): each pattern is recognised with the saving its rule promises, and a stream
 // without the pattern is not flagged.
 #include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "report/advice_reporter.h"
 #include "advise/advisor.h"
 #include "advise/exit_collector.h"
+#include "decode/arm64_exit_codes.h"
 
 namespace exitscope {
 namespace {
@@ -398,6 +402,60 @@ TEST(AdviseRules, DoorbellTripsUnknownOnlyWithoutKvmDetailEvents) {
   EXPECT_EQ(f->pricing.saving_ns, 100u * 2000);
   EXPECT_NE(f->pricing.how.find("unknown: record kvm_userspace_exit"), std::string::npos) << f->pricing.how;
   EXPECT_EQ(RenderAdviceText(b, "synthetic").find("in-kernel"), std::string::npos);
+}
+
+// The collector matches every rule at once (MatchAdviseRules, each match inlined): its bits must be
+// each rule's own match, under both readings of "VMM trips recorded", on exits drawn from the values
+// the rules test (classes, reasons of every ISA, the MSRs, APIC registers and offsets, details).
+TEST(AdviseRules, AllRulesMatchedAtOnceAsEachRuleMatches) {
+  ASSERT_TRUE(MatchAdviseRulesInOrder()) << "MatchAdviseRules inlines another list than AdviseRules()";
+  const std::span<const Rule> rules = AdviseRules();
+  std::mt19937_64 rng(11);
+  auto pick = [&](std::initializer_list<uint64_t> v) { return *(v.begin() + rng() % v.size()); };
+  std::vector<uint32_t> hits(rules.size(), 0);
+  for (int n = 0; n < 200000; ++n) {
+    AdvisedExit e;
+    e.isa = static_cast<Isa>(rng() % 4);
+    e.exit_class = static_cast<ExitClass>(rng() % (static_cast<int>(ExitClass::kHypercall) + 1));
+    e.reason = static_cast<uint32_t>(pick(
+        {0, 1, 12, 28, 31, 32, 48, 49, 56, 0x401, 0x402, 0x60, 0x7b, 0x7c, 0x400, 0x18, 0x16, 0x17, 0x01, 0x24, 0x20}));
+    e.info1 = pick({0, 0x300, 0x380, 0x310, 0x0b0, 0x830});
+    e.has_msr = rng() & 1;
+    e.msr = static_cast<uint32_t>(pick({0x6e0, 0x830, 0x838, 0x80b, 0xc1, 0x186, 0x38d, 0xc0010004, 0x10, 0x1b}));
+    e.msr_write = rng() & 1;
+    e.has_apic = rng() & 1;
+    e.apic_write = rng() & 1;
+    e.apic_reg = static_cast<uint32_t>(pick({0x300, 0x380, 0x0b0, 0x310}));
+    e.has_pio = rng() % 4 == 0;
+    e.pio_write = rng() & 1;
+    e.has_mmio = rng() % 4 == 0;
+    e.mmio_write = rng() & 1;
+    e.fast_mmio = rng() % 8 == 0;
+    e.userspace = rng() & 1;
+    e.userspace_reason = static_cast<uint32_t>(pick({0, 2, 6, 5}));
+    e.page_fault = rng() & 1;
+    e.has_sysreg = rng() & 1;
+    // PMCR_EL0, PMEVCNTR0_EL0, CNTV_CTL_EL0, CNTKCTL_EL1, SCTLR_EL1, or any.
+    e.sysreg = rng() % 6 == 0
+                   ? static_cast<uint32_t>(rng() % 0x10000)
+                   : static_cast<uint32_t>(pick({SysRegEncoding(3, 3, 9, 12, 0), SysRegEncoding(3, 3, 14, 8, 0),
+                                                 SysRegEncoding(3, 3, 14, 3, 1), SysRegEncoding(3, 0, 14, 1, 0),
+                                                 SysRegEncoding(3, 0, 1, 0, 0)}));
+    e.wfe = rng() % 4 == 0;
+    e.timed = rng() % 8 != 0;
+    e.handling_ns = pick({0, 500, 5000, 50000, 500000});
+    e.dur_ns = e.handling_ns * pick({1, 2});
+    for (bool vmm_known : {false, true}) {
+      const MatchContext c{vmm_known};
+      const uint32_t bits = MatchAdviseRules(e, c);
+      for (size_t i = 0; i < rules.size(); ++i) {
+        const bool want = rules[i].match(e, c);
+        ASSERT_EQ(((bits >> i) & 1) != 0, want) << rules[i].id << " on draw " << n << " vmm_known " << vmm_known;
+        hits[i] += want;
+      }
+    }
+  }
+  for (size_t i = 0; i < rules.size(); ++i) EXPECT_GT(hits[i], 0u) << rules[i].id << " never matched: a weak draw";
 }
 
 }  // namespace

@@ -864,8 +864,38 @@ const Rule kRules[] = {
      {.key = SysRegKey, .histogram = true}},
 };
 
+// The rules' match functions in kRules' order, as template arguments: Bits inlines each.
+template <bool (*... Match)(const AdvisedExit&, const MatchContext&)>
+struct RuleMatches {
+  static uint32_t Bits(const AdvisedExit& e, const MatchContext& c) {
+    uint32_t bits = 0, bit = 1;
+    ((bits |= Match(e, c) ? bit : 0, bit <<= 1), ...);
+    return bits;
+  }
+  // True when kRules lists exactly these, in this order.
+  static bool SameAsTable() {
+    bool (*const order[])(const AdvisedExit&, const MatchContext&) = {Match...};
+    if (std::size(order) != std::size(kRules)) return false;
+    for (size_t i = 0; i < std::size(order); ++i) {
+      if (order[i] != kRules[i].match) return false;
+    }
+    return true;
+  }
+};
+using AllMatches =
+    RuleMatches<MatchDr, MatchIpi, MatchTimer, MatchApicOther, MatchPmu, MatchMsrOther, MatchFault, MatchHlt,
+                MatchVmmHalt, MatchDoorbell, MatchNoise, MatchArm64PmuReg, MatchArm64TimerReg, MatchArm64OtherReg>;
+static_assert(std::size(kRules) <= 32, "MatchAdviseRules answers in a uint32_t");
+
 }  // namespace
 
 std::span<const Rule> AdviseRules() { return kRules; }
+
+uint32_t MatchAdviseRules(const AdvisedExit& e, const MatchContext& c) { return AllMatches::Bits(e, c); }
+
+bool MatchAdviseRulesInOrder() {
+  static const bool same = AllMatches::SameAsTable();
+  return same;
+}
 
 }  // namespace exitscope

@@ -115,6 +115,11 @@ struct Rule {
 };
 
 std::span<const Rule> AdviseRules();
+// Every rule of AdviseRules() matched against one exit in one call, each match inlined: bit i is
+// AdviseRules()[i].match(e, c). Valid only while MatchAdviseRulesInOrder() (the list it inlines is
+// the table's, in order), which the collector checks before using it.
+uint32_t MatchAdviseRules(const AdvisedExit& e, const MatchContext& c);
+bool MatchAdviseRulesInOrder();
 
 // A pattern that makes this share of all exits is worth naming even when each exit is cheap (exit time
 // is dominated by halted vCPUs, so frequent cheap exits would never reach a time threshold).

@@ -16,6 +16,8 @@ constexpr uint32_t kKvmTraceMmioWrite = 2;
 ExitCollector::ExitCollector(const TraceMeta* meta, Diagnostics* diagnostics, std::span<const Rule> rules)
     : meta_(meta), diagnostics_(diagnostics), pairer_(*meta, diagnostics, this), vms_(*meta) {
   profile_.rules = rules.empty() ? AdviseRules() : rules;
+  match_inline_ = profile_.rules.data() == AdviseRules().data() && profile_.rules.size() == AdviseRules().size() &&
+                  MatchAdviseRulesInOrder();
   for (const Rule& r : profile_.rules) {
     profile_.matched.push_back(std::make_unique<MatchedExits>(&r.summary));
     profile_.matched.push_back(r.summary.vmm_dependent ? std::make_unique<MatchedExits>(&r.summary) : nullptr);
@@ -32,7 +34,7 @@ void ExitCollector::BuildFeeds(bool vmm_known) {
     if (vmm_known && r.summary.vmm_dependent) profile_.matched[2 * i].reset();
     for (int known = 0; known < 2; ++known) {
       if (MatchedExits* m = profile_.matched[2 * i + known].get())
-        feeds_.push_back({r.match, m, known == 1, r.summary.Sequential()});
+        feeds_.push_back({r.match, m, known == 1, r.summary.Sequential(), static_cast<uint32_t>(i)});
     }
   }
   feeds_vmm_known_ = vmm_known;
@@ -180,8 +182,12 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
     site_rips_.insert({x.rip, x.exit_class});
   if (const bool vmm_known = profile_.VmmTripsRecorded(); vmm_known != feeds_vmm_known_) BuildFeeds(vmm_known);
+  // Every rule at once under "VMM trips not recorded"; the few feeds kept under "recorded" (the
+  // vmm-dependent rules) still call their own match.
+  const uint32_t bits = match_inline_ ? MatchAdviseRules(x, MatchContext{false}) : 0;
   for (const Feed& f : feeds_) {
-    const bool hit = f.match(x, MatchContext{f.vmm_known});
+    const bool hit =
+        match_inline_ && !f.vmm_known ? ((bits >> f.rule) & 1) != 0 : f.match(x, MatchContext{f.vmm_known});
     if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
   }
 }

@@ -140,7 +140,10 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
     bool (*match)(const AdvisedExit&, const MatchContext&);
     MatchedExits* matched;
     bool vmm_known, sequential;
+    uint32_t rule;  // index into profile_.rules
   };
+  // The rules are AdviseRules(), matched all at once (MatchAdviseRules) rather than one call each.
+  bool match_inline_ = false;
   void BuildFeeds(bool vmm_known);
   const TraceMeta* meta_;
   const Diagnostics* diagnostics_;
