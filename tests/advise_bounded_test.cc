@@ -93,6 +93,21 @@ TEST(TopKTable, OverItsCapacityKeepsTheHeavyKeys) {
   for (uint64_t k = 0; k < 3; ++k) EXPECT_EQ(t.entries().at(k), truth[k]);
 }
 
+// A key dropped by an eviction comes back as a new entry, not through the recent-keys memo of At:
+// the memo is emptied with the entries it pointed at.
+TEST(TopKTable, EvictedKeysComeBackAsNewEntries) {
+  TopKTable<uint64_t, uint64_t> t(4);
+  auto w = [](uint64_t v) { return v; };
+  for (uint64_t k = 0; k < 4; ++k) t.At(k, w) += 10 + k;
+  ++t.At(0, w);         // key 0, the lightest but one, now in the memo
+  t.At(100, w) = 1000;  // full: the lighter half (0 and 1) goes
+  EXPECT_FALSE(t.exact());
+  EXPECT_EQ(t.entries().count(0), 0u);
+  EXPECT_EQ(t.At(0, w), 0u) << "key 0 must start again at 0";
+  EXPECT_EQ(t.entries().at(2), 12u);
+  EXPECT_EQ(t.entries().at(100), 1000u);
+}
+
 AdvisedExit At(int32_t tid, uint64_t ts_ns, uint64_t dur_ns, ExitClass c = ExitClass::kDr) {
   AdvisedExit e;
   e.tid = tid;

@@ -122,10 +122,17 @@ class TopKTable {
   // The entry for key, inserted (value-initialised) if new. weight(value) orders eviction.
   template <typename WeightFn>
   Value& At(const Key& key, WeightFn weight) {
+    // A few recent keys first (the map's nodes stay put until Evict, which empties this): matched
+    // exits come from a few RIPs and keys at a time, and each hash lookup chased a node.
+    Recent& r = recent_[Hash{}(key) % kRecent];
+    if (r.value && r.key == key) return *r.value;
     auto it = map_.find(key);
-    if (it != map_.end()) return it->second;
-    if (map_.size() >= cap_) Evict(weight);
-    return map_[key];
+    if (it == map_.end()) {
+      if (map_.size() >= cap_) Evict(weight);
+      it = map_.try_emplace(key).first;
+    }
+    r = Recent{key, &it->second};
+    return it->second;
   }
   bool exact() const { return dropped_keys_ == 0; }
   uint64_t dropped_keys() const { return dropped_keys_; }
@@ -148,7 +155,14 @@ class TopKTable {
       map_.erase(w[i].second);
       ++dropped_keys_;
     }
+    recent_ = {};
   }
+  struct Recent {
+    Key key{};
+    Value* value = nullptr;
+  };
+  static constexpr size_t kRecent = 16;
+  std::array<Recent, kRecent> recent_{};
   size_t cap_;
   uint64_t dropped_keys_ = 0, dropped_max_weight_ = 0;
   std::unordered_map<Key, Value, Hash> map_;

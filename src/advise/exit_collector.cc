@@ -179,8 +179,14 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   // A class's median prices host-noise's stretched exits; that rule never matches a HLT (a halted
   // vCPU's wait is no handling) and in_kernel leaves HLT out, so the most frequent class is spared.
   if (x.timed && x.exit_class != ExitClass::kHlt) (x.userspace ? c.vmm_part : c.kernel_part).Add(x.handling_ns);
-  if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap)
-    site_rips_.insert({x.rip, x.exit_class});
+  if (GuestSymbolizer::IsKernel(x.rip) && site_rips_.size() < ExitProfile::kSiteRipCap) {
+    // Most exits repeat a site seen a moment ago: a small direct-mapped memo spares the set's hash.
+    SiteMemo& memo = site_memo_[(x.rip ^ static_cast<uint64_t>(x.exit_class)) % site_memo_.size()];
+    if (!memo.used || memo.rip != x.rip || memo.exit_class != x.exit_class) {
+      site_rips_.insert({x.rip, x.exit_class});
+      memo = SiteMemo{x.rip, x.exit_class, true};
+    }
+  }
   if (const bool vmm_known = profile_.VmmTripsRecorded(); vmm_known != feeds_vmm_known_) BuildFeeds(vmm_known);
   // Every rule at once under "VMM trips not recorded"; the few feeds kept under "recorded" (the
   // vmm-dependent rules) still call their own match.

@@ -163,6 +163,12 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
     }
   };
   std::unordered_set<std::pair<uint64_t, ExitClass>, SiteRipHash> site_rips_;
+  struct SiteMemo {  // a (RIP, class) already in site_rips_
+    uint64_t rip = 0;
+    ExitClass exit_class = ExitClass::kOther;
+    bool used = false;
+  };
+  std::array<SiteMemo, 64> site_memo_{};
   ExitProfile profile_;
 };
 
