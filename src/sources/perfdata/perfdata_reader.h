@@ -213,7 +213,8 @@ class PerfDataFile {
   // enough values (kMaxDenseIds); empty otherwise.
   std::vector<int32_t> attr_by_dense_id_;
   uint64_t dense_id_base_ = 0;
-  static constexpr uint64_t kMaxDenseIds = 1 << 16;  // a 256 KB table at most
+  // A 256 KB table at most.
+  static constexpr uint64_t kMaxDenseIds = 1 << 16;
   bool uniform_sample_type_ = true;  // every attr has attrs_[0]'s sample_type: no id lookup needed
   int id_pos_ = -1;                  // u64 index of the id in a SAMPLE body, -1 when absent
   // ParseSampleFast's byte offsets inside a SAMPLE body (-1: the field is absent).
