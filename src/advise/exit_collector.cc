@@ -1,6 +1,7 @@
 #include "advise/exit_collector.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "advise/advisor.h"
 #include "symbols/guest_symbolizer.h"
@@ -38,6 +39,18 @@ void ExitCollector::BuildFeeds(bool vmm_known) {
     }
   }
   feeds_vmm_known_ = vmm_known;
+  unknown_feed_by_rule_.assign(profile_.rules.size(), -1);
+  sequential_unknown_feeds_.clear();
+  known_feeds_.clear();
+  for (uint32_t k = 0; k < feeds_.size(); ++k) {
+    const Feed& f = feeds_[k];
+    if (f.vmm_known) {
+      known_feeds_.push_back(k);
+      continue;
+    }
+    unknown_feed_by_rule_[f.rule] = static_cast<int32_t>(k);
+    if (f.sequential) sequential_unknown_feeds_.push_back(k);
+  }
 }
 
 ExitCollector::ThreadSlot& ExitCollector::Thread(int32_t tid, int32_t vcpu_id) {
@@ -188,12 +201,29 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
     }
   }
   if (const bool vmm_known = profile_.VmmTripsRecorded(); vmm_known != feeds_vmm_known_) BuildFeeds(vmm_known);
-  // Every rule at once under "VMM trips not recorded"; the few feeds kept under "recorded" (the
-  // vmm-dependent rules) still call their own match.
-  const uint32_t bits = match_inline_ ? MatchAdviseRules(x, MatchContext{false}) : 0;
-  for (const Feed& f : feeds_) {
-    const bool hit =
-        match_inline_ && !f.vmm_known ? ((bits >> f.rule) & 1) != 0 : f.match(x, MatchContext{f.vmm_known});
+  if (!match_inline_) {
+    for (const Feed& f : feeds_) {
+      const bool hit = f.match(x, MatchContext{f.vmm_known});
+      if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
+    }
+    return;
+  }
+  // Every rule at once under "VMM trips not recorded": only the rules that matched, and the
+  // sequential feeds, are visited (each feed's summary is its own, so the order among feeds is
+  // free; each still sees the exits in order). The feeds kept under "recorded" (the vmm-dependent
+  // rules) call their own match.
+  const uint32_t bits = MatchAdviseRules(x, MatchContext{false});
+  for (uint32_t b = bits; b; b &= b - 1) {
+    if (const int32_t k = unknown_feed_by_rule_[static_cast<size_t>(std::countr_zero(b))]; k >= 0)
+      feeds_[static_cast<size_t>(k)].matched->Observe(x, thread, true);
+  }
+  for (uint32_t k : sequential_unknown_feeds_) {
+    const Feed& f = feeds_[k];
+    if (!((bits >> f.rule) & 1) && !f.matched->Unmoved(thread)) f.matched->Observe(x, thread, false);
+  }
+  for (uint32_t k : known_feeds_) {
+    const Feed& f = feeds_[k];
+    const bool hit = f.match(x, MatchContext{true});
     if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
   }
 }

@@ -155,6 +155,11 @@ class ExitCollector : public ExitSampleSink, public KvmEventTap {
   ThreadSlot* last_slot_ = nullptr;
   std::vector<Feed> feeds_;
   bool feeds_vmm_known_ = false;
+  // With match_inline_, Fold walks only what can need it: the feed of each rule that matched under
+  // "not recorded" (by rule; -1: none), the sequential feeds under it (they also see non-matches),
+  // and the feeds kept under "recorded", which call their own match.
+  std::vector<int32_t> unknown_feed_by_rule_;
+  std::vector<uint32_t> sequential_unknown_feeds_, known_feeds_;
   uint32_t isas_seen_ = 0;                                      // bit per Isa already in profile_.isas
   std::array<ExitProfile::ClassStats*, 256> class_stats_ = {};  // by ExitClass, into profile_.classes
   struct SiteRipHash {
