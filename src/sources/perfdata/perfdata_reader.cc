@@ -668,14 +668,13 @@ bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) c
   if (!uniform_sample_type_ && id_pos_ >= 0) {
     if (body.size() < static_cast<size_t>(id_pos_ + 1) * 8) return false;
     const uint64_t id = LoadLe64(body.data() + id_pos_ * 8);
-    if (const uint64_t slot = id - dense_id_base_; slot < attr_by_dense_id_.size()) {
-      if (attr_by_dense_id_[slot] < 0) return false;
-      attr = &attrs_[static_cast<uint32_t>(attr_by_dense_id_[slot])];
-    } else {
+    bool covered = false;
+    attr = DenseAttr(id, &covered);
+    if (!covered) {
       auto it = attr_by_id_.find(id);
-      if (it == attr_by_id_.end()) return false;
-      attr = &attrs_[it->second];
+      attr = it == attr_by_id_.end() ? nullptr : &attrs_[it->second];
     }
+    if (!attr) return false;
   }
   uint64_t st = attr->sample_type;
   const uint8_t* p = body.data();

@@ -149,10 +149,9 @@ class PerfDataFile {
     if (!uniform_sample_type_) {
       uint64_t id;
       std::memcpy(&id, p + l.id_at, 8);
-      const uint64_t slot = id - dense_id_base_;  // wraps below the base: out of range
-      if (slot >= attr_by_dense_id_.size() || attr_by_dense_id_[slot] < 0) return false;
-      attr = &attrs_[static_cast<uint32_t>(attr_by_dense_id_[slot])];
-      if (attr->sample_type != l.sample_type) return false;
+      bool covered = false;
+      attr = DenseAttr(id, &covered);
+      if (!attr || attr->sample_type != l.sample_type) return false;
     }
     uint32_t raw_size;
     std::memcpy(&raw_size, p + l.raw_at, 4);
@@ -215,6 +214,14 @@ class PerfDataFile {
   uint64_t dense_id_base_ = 0;
   // A 256 KB table at most.
   static constexpr uint64_t kMaxDenseIds = 1 << 16;
+  // The attr of sample id `id` by attr_by_dense_id_: nullptr when the table has none for it;
+  // *covered says whether the id lies inside the table (outside, only attr_by_id_ can tell).
+  const PerfAttr* DenseAttr(uint64_t id, bool* covered) const {
+    const uint64_t slot = id - dense_id_base_;  // wraps below the base: out of range
+    *covered = slot < attr_by_dense_id_.size();
+    if (!*covered || attr_by_dense_id_[slot] < 0) return nullptr;
+    return &attrs_[static_cast<uint32_t>(attr_by_dense_id_[slot])];
+  }
   bool uniform_sample_type_ = true;  // every attr has attrs_[0]'s sample_type: no id lookup needed
   int id_pos_ = -1;                  // u64 index of the id in a SAMPLE body, -1 when absent
   // ParseSampleFast's byte offsets inside a SAMPLE body (-1: the field is absent).
