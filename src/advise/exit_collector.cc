@@ -201,11 +201,12 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
     }
   }
   if (const bool vmm_known = profile_.VmmTripsRecorded(); vmm_known != feeds_vmm_known_) BuildFeeds(vmm_known);
+  // A feed sees its matches, and a sequential one also the exits between them until it settles.
+  auto feed = [&](const Feed& f, bool hit) {
+    if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
+  };
   if (!match_inline_) {
-    for (const Feed& f : feeds_) {
-      const bool hit = f.match(x, MatchContext{f.vmm_known});
-      if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
-    }
+    for (const Feed& f : feeds_) feed(f, f.match(x, MatchContext{f.vmm_known}));
     return;
   }
   // Every rule at once under "VMM trips not recorded": only the rules that matched, and the
@@ -215,17 +216,12 @@ void ExitCollector::Fold(const AdvisedExit& x, uint32_t thread) {
   const uint32_t bits = MatchAdviseRules(x, MatchContext{false});
   for (uint32_t b = bits; b; b &= b - 1) {
     if (const int32_t k = unknown_feed_by_rule_[static_cast<size_t>(std::countr_zero(b))]; k >= 0)
-      feeds_[static_cast<size_t>(k)].matched->Observe(x, thread, true);
+      feed(feeds_[static_cast<size_t>(k)], true);
   }
   for (uint32_t k : sequential_unknown_feeds_) {
-    const Feed& f = feeds_[k];
-    if (!((bits >> f.rule) & 1) && !f.matched->Unmoved(thread)) f.matched->Observe(x, thread, false);
+    if (!((bits >> feeds_[k].rule) & 1)) feed(feeds_[k], false);
   }
-  for (uint32_t k : known_feeds_) {
-    const Feed& f = feeds_[k];
-    const bool hit = f.match(x, MatchContext{true});
-    if (hit || (f.sequential && !f.matched->Unmoved(thread))) f.matched->Observe(x, thread, hit);
-  }
+  for (uint32_t k : known_feeds_) feed(feeds_[k], feeds_[k].match(x, MatchContext{true}));
 }
 
 ExitProfile ExitCollector::Finish() {
