@@ -61,17 +61,24 @@ const Decoded& Dual5000() {
   return d;
 }
 
-void BM_ReportPipeline(benchmark::State& state) {
+// Events each benchmark replays.
+constexpr uint64_t kEvents = 10'000'000;
+
+// The decoded trace, or nullptr with `state` marked skipped when it cannot be read.
+const Decoded* DecodedOrSkip(benchmark::State& state) {
   const Decoded& d = Dual5000();
-  if (d.events.empty()) {
-    state.SkipWithError("dual-5000/trace.dat not readable");
-    return;
-  }
-  const uint64_t kEvents = 10'000'000;
+  if (!d.events.empty()) return &d;
+  state.SkipWithError("dual-5000/trace.dat not readable");
+  return nullptr;
+}
+
+void BM_ReportPipeline(benchmark::State& state) {
+  const Decoded* d = DecodedOrSkip(state);
+  if (!d) return;
   ReportOptions options;
   options.by = static_cast<GroupBy>(state.range(0));
   for (auto _ : state) {
-    ReplaySource src(d.events, d.meta, kEvents);
+    ReplaySource src(d->events, d->meta, kEvents);
     Report r = BuildReport(src, options);
     benchmark::DoNotOptimize(r.totals.timed);
   }
@@ -86,14 +93,10 @@ BENCHMARK(BM_ReportPipeline)
 // advise's collector on the same replayed events (pair → keep → every rule's bounded summary): the
 // consumer that makes `advise` slower than `report` on the reading thread (issue 18 wants 1.5×).
 void BM_AdviseCollect(benchmark::State& state) {
-  const Decoded& d = Dual5000();
-  if (d.events.empty()) {
-    state.SkipWithError("dual-5000/trace.dat not readable");
-    return;
-  }
-  const uint64_t kEvents = 10'000'000;
+  const Decoded* d = DecodedOrSkip(state);
+  if (!d) return;
   for (auto _ : state) {
-    ReplaySource src(d.events, d.meta, kEvents);
+    ReplaySource src(d->events, d->meta, kEvents);
     ExitProfile p = CollectExits(&src);
     benchmark::DoNotOptimize(p.exits);
   }
