@@ -640,26 +640,25 @@ void PerfDataFile::FinishFixedLayout() {
 
 int64_t PerfDataFile::FirstFastParseMismatch(uint64_t* fast_parsed) const {
   if (fast_parsed) *fast_parsed = 0;
-  for (uint64_t pos = 0; pos + pd::kRecordHeaderSize <= records_end_;) {
-    const uint8_t* r = data_.data() + pos;
-    const auto [type, size] = RecordHeaderAt(r);
-    if (size < pd::kRecordHeaderSize || pos + size > records_end_) break;
-    std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
-    PerfSample fast, slow;
-    if (type == pd::kRecordSample && TryParseSampleFast(body, &fast)) {
-      if (fast_parsed) ++*fast_parsed;
-      const bool ok = ParseSample(body, &slow);
-      if (!ok || fast.ts_ns != slow.ts_ns || fast.pid != slow.pid || fast.tid != slow.tid || fast.cpu != slow.cpu ||
-          fast.id != slow.id || fast.attr != slow.attr || fast.raw.data() != slow.raw.data() ||
-          fast.raw.size() != slow.raw.size() || fast.size_mismatch != slow.size_mismatch) {
-        return static_cast<int64_t>(pos);
-      }
-    }
-    uint64_t next = pos + size;
-    if (type == pd::kRecordHeaderTracingData) next += TracingDataPaddedSize(body);
-    pos = next;
-  }
-  return -1;
+  DataWindow window(this, !pipe_mode_ && input_->mapped());
+  uint64_t pos = 0;
+  int64_t mismatch = -1;
+  WalkRecords(
+      window, &pos, records_end_, UINT64_MAX, [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
+        if (type == pd::kRecordHeaderTracingData) *next += TracingDataPaddedSize(body);
+        PerfSample fast, slow;
+        if (type != pd::kRecordSample || !TryParseSampleFast(body, &fast)) return true;
+        if (fast_parsed) ++*fast_parsed;
+        const bool ok = ParseSample(body, &slow);
+        if (!ok || fast.ts_ns != slow.ts_ns || fast.pid != slow.pid || fast.tid != slow.tid || fast.cpu != slow.cpu ||
+            fast.id != slow.id || fast.attr != slow.attr || fast.raw.data() != slow.raw.data() ||
+            fast.raw.size() != slow.raw.size() || fast.size_mismatch != slow.size_mismatch) {
+          mismatch = static_cast<int64_t>(pos);
+          return false;
+        }
+        return true;
+      });
+  return mismatch;
 }
 
 bool PerfDataFile::ParseSample(std::span<const uint8_t> body, PerfSample* out) const {
