@@ -156,6 +156,10 @@ std::string ReadAllAsText(KvmEventSource& src, bool batches) {
   for (const auto& d : src.diagnostics().NonZero()) out += d.name + " " + std::to_string(d.count) + "\n";
   for (const auto& [cpu, ts] : src.meta().cpu_first_ts_ns)
     out += "first " + std::to_string(cpu) + " " + std::to_string(ts) + "\n";
+  // The names, once the records are read (a perf.data reader may take them in as it goes).
+  for (const auto& [tid, comm] : src.meta().comm_by_tid) out += "comm " + std::to_string(tid) + " " + comm + "\n";
+  for (const auto& [tid, tgid] : src.meta().tgid_by_tid)
+    out += "tgid " + std::to_string(tid) + " " + std::to_string(tgid) + "\n";
   return out;
 }
 
@@ -208,7 +212,7 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);
-  if (!parallel.ok() || PerfChunkCount(**parallel) == 0) return 0;
+  if (!parallel.ok() || PerfChunkCount(**parallel) == 0) return 0;  // read sequentially: nothing to compare
   bool batches = size && (data[size - 1] & 1);
   auto span = [](const KvmEventSource& s) {
     return "span " + std::to_string(s.meta().first_ts_ns) + " " + std::to_string(s.meta().last_ts_ns) + "\n";

@@ -1,9 +1,7 @@
 #include "sources/perfdata/perfdata_reader.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "base/byte_reader.h"
 #include "sources/perfdata/perfdata_format.h"
@@ -47,18 +45,27 @@ Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(const std::string& path
 }
 
 Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics) {
-  return Open(std::move(input), diagnostics, UINT64_MAX);
+  return OpenWith(std::move(input), diagnostics, false);
 }
 
-Result<std::unique_ptr<PerfDataFile>> PerfDataFile::Open(std::unique_ptr<MappedFile> input, Diagnostics* diagnostics,
-                                                         uint64_t round_spacing, unsigned scan_threads) {
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::OpenChunked(std::unique_ptr<MappedFile> input,
+                                                                Diagnostics* diagnostics) {
+  return OpenWith(std::move(input), diagnostics, true);
+}
+
+Result<std::unique_ptr<PerfDataFile>> PerfDataFile::OpenWith(std::unique_ptr<MappedFile> input,
+                                                             Diagnostics* diagnostics, bool chunked) {
   std::unique_ptr<PerfDataFile> f(new PerfDataFile());
   f->input_ = std::move(input);
-  f->round_spacing_ = round_spacing;
   f->diagnostics_ = diagnostics;
   f->meta_.source_path = f->input_->path();
   if (Status st = f->ParseFileHeader(); !st) return st.error();
-  f->ScanRecords(scan_threads);
+  if (chunked && !f->pipe_mode_) {
+    f->scan_pending_ = true;
+    f->records_end_ = f->data_.size();
+  } else {
+    f->ScanRecords();
+  }
   f->FinishAttrs();
   f->meta_.source_format = f->pipe_mode_ ? "perf.data (pipe mode)" : "perf.data";
   // Without attr.use_clockid samples carry perf_clock() (local_clock on x86: per-CPU, not global).
@@ -369,6 +376,40 @@ class DataWindow {
   std::vector<uint8_t> buffer_;
 };
 
+// DataWindow's access for one chunk read whole: data()[begin, ...) read (pread) into one buffer
+// that grows as the walk goes on (`first` bytes, then what a record needs, at least kMore), so the
+// chunk's bytes are there, read once, for whoever parses it next. Not `read`: in place.
+class ChunkWindow {
+ public:
+  ChunkWindow(const PerfDataFile* file, bool read, uint64_t begin, uint64_t first, std::vector<uint8_t>* buffer)
+      : file_(file),
+        read_(read),
+        begin_(begin),
+        end_(begin),
+        grow_(std::max<uint64_t>(first, kMore)),
+        buffer_(buffer) {}
+  const uint8_t* At(uint64_t pos, size_t size) {
+    if (!read_) return file_->data().data() + pos;
+    if (pos + size > end_) {
+      const uint64_t to = std::min<uint64_t>(file_->data().size(), std::max<uint64_t>(pos + size, end_ + grow_));
+      grow_ = kMore;
+      // Grown only, never shrunk: a buffer kept from chunk to chunk is not zeroed again.
+      if (buffer_->size() < to - begin_) buffer_->resize(to - begin_);
+      file_->ReadData(end_, to - end_, buffer_->data() + (end_ - begin_));
+      end_ = to;
+    }
+    return buffer_->data() + (pos - begin_);
+  }
+
+ private:
+  static constexpr uint64_t kMore = 4 << 10;  // past the first read: what is read past a chunk's end
+  const PerfDataFile* file_;
+  bool read_;
+  uint64_t begin_, end_;  // read so far, inside data()
+  uint64_t grow_;
+  std::vector<uint8_t>* buffer_;
+};
+
 }  // namespace
 
 namespace {
@@ -376,9 +417,10 @@ namespace {
 enum class WalkStop { kEnd, kReached, kTruncated, kBadRecord, kRefused };
 
 // The record chain from *pos: on(type, body, &next) for each whole record (false refuses it: the
-// walk stops before it), until `end`, or until *pos reaches `stop_at`. *pos: where it stopped.
-template <typename OnRecord>
-WalkStop WalkRecords(DataWindow& window, uint64_t* pos, uint64_t end, uint64_t stop_at, OnRecord&& on) {
+// walk stops before it), until `end`, or until *pos reaches `stop_at` (which `on` may move).
+// *pos: where it stopped. `window`: DataWindow or ChunkWindow.
+template <typename Window, typename OnRecord>
+WalkStop WalkRecords(Window& window, uint64_t* pos, uint64_t end, const uint64_t& stop_at, OnRecord&& on) {
   while (*pos < end) {
     if (*pos >= stop_at) return WalkStop::kReached;
     if (end - *pos < pd::kRecordHeaderSize) return WalkStop::kTruncated;
@@ -397,19 +439,17 @@ WalkStop WalkRecords(DataWindow& window, uint64_t* pos, uint64_t end, uint64_t s
   return WalkStop::kEnd;
 }
 
-// PerfDataFile::cuts()'s rule, record by record: after a FINISHED_ROUND, or after any record once a
-// round runs on for the spacing (UINT64_MAX: none).
-struct CutRule {
-  uint64_t spacing;
-  uint64_t last = 0;
-  void After(uint32_t type, uint64_t next, std::vector<PerfDataFile::Cut>* cuts) {
-    const bool round_end = type == pd::kRecordFinishedRound;
-    if ((round_end || spacing != UINT64_MAX) && next - last >= spacing) {
-      cuts->push_back({next, round_end});
-      last = next;
-    }
+// HEADER_TRACING_DATA: u32 size, and the tracing data follows the record, padded to 8 bytes: *next
+// past it. False (*next = end) when it runs past `end`.
+bool SkipTracingData(std::span<const uint8_t> body, uint64_t end, uint64_t* next) {
+  const uint64_t padded = PerfDataFile::TracingDataPaddedSize(body);
+  if (padded > end - *next) {
+    *next = end;
+    return false;
   }
-};
+  *next += padded;
+  return true;
+}
 
 void CountRecord(uint32_t type, std::span<const uint8_t> body, PerfRecordStats* stats) {
   switch (type) {
@@ -428,144 +468,112 @@ void CountRecord(uint32_t type, std::span<const uint8_t> body, PerfRecordStats* 
   }
 }
 
-// The second half of a two-way open walk (file mode): from just past the first FINISHED_ROUND
-// header found at an 8-byte boundary at or after `from`, to the end. A header's bytes may also
-// occur inside a record, so what it finds counts only once the first half's record chain lands on
-// `start` (records are u64-aligned, as perf writes them: elsewhere it just finds nothing).
-struct ScanTail {
-  std::atomic<uint64_t> start{0};  // 0: not searched yet; UINT64_MAX: no FINISHED_ROUND found
-  std::atomic<bool> cancel{false};
-  uint64_t end = 0;
-  WalkStop stop = WalkStop::kEnd;
-  PerfRecordStats stats;
-  std::vector<PerfDataFile::Cut> cuts;
-  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> names;  // COMM and FORK bodies, in order
-
-  void Walk(const PerfDataFile& f, bool read, uint64_t from, uint64_t spacing) {
-    constexpr uint64_t kFinishedRoundHeader = uint64_t{pd::kRecordFinishedRound} | uint64_t{8} << 48;
-    DataWindow window(&f, read);
-    const uint64_t size = f.data().size();
-    uint64_t pos = (from + 7) & ~uint64_t{7}, found = UINT64_MAX;
-    while (found == UINT64_MAX && pos + 8 <= size && !cancel.load(std::memory_order_relaxed)) {
-      const uint64_t n = std::min<uint64_t>(size - pos, 64 << 10) & ~uint64_t{7};
-      const uint8_t* w = window.At(pos, n);
-      for (uint64_t i = 0; i < n; i += 8) {
-        if (LoadLe64(w + i) == kFinishedRoundHeader) {
-          found = pos + i + 8;
-          break;
-        }
-      }
-      pos += n;
-    }
-    start.store(found, std::memory_order_release);
-    if (found == UINT64_MAX) return;
-    CutRule rule{spacing, found};
-    end = found;
-    stop =
-        WalkRecords(window, &end, size, UINT64_MAX, [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
-          // Records only the first walk reads (pipe mode's), or the first half failed: stop.
-          if (type == pd::kRecordHeaderAttr || type == pd::kRecordHeaderTracingData ||
-              type == pd::kRecordHeaderFeature || cancel.load(std::memory_order_relaxed)) {
-            return false;
-          }
-          CountRecord(type, body, &stats);
-          if (type == pd::kRecordComm || type == pd::kRecordFork)
-            names.emplace_back(type, std::vector<uint8_t>(body.begin(), body.end()));
-          rule.After(type, *next, &cuts);
-          return true;
-        });
-  }
-};
-
 }  // namespace
 
-void PerfDataFile::ScanRecords(unsigned threads) {
+void PerfDataFile::ScanRecords() {
   const uint64_t end = data_.size();
   // A mapped file-mode file is read through a window (pread): its pages are never mapped into the
   // process, so a 15 GB recording needs no 15 GB of memory to be opened, and the walk takes no
   // page fault. Pipe-mode records keep spans into the data (tracing data, attrs): read in place.
   const bool read = !pipe_mode_ && input_->mapped();
   DataWindow window(this, read);
-  CutRule rule{round_spacing_};
-  // Two halves on two cores when each holds several chunks (the parallel reader's walk, which its
-  // workers wait for): the second from a FINISHED_ROUND past the middle.
-  ScanTail tail;
-  std::thread second;
-  uint64_t stop_at = UINT64_MAX;
-  if (threads >= 2 && !pipe_mode_ && round_spacing_ != UINT64_MAX &&
-      end / 16 >= std::max<uint64_t>(round_spacing_, 8)) {
-    stop_at = end / 2;
-    second = std::thread([&] { tail.Walk(*this, read, end / 2, round_spacing_); });
-  }
   auto on = [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
     CountRecord(type, body, &stats_);
     switch (type) {
-      case pd::kRecordComm: ApplyComm(body, &meta_); break;
-      case pd::kRecordFork: ApplyFork(body, &meta_); break;
+      case pd::kRecordComm:
+      case pd::kRecordFork: ApplyNameRecord(type, body); break;
       case pd::kRecordHeaderAttr:
-        // Pipe mode: perf_event_attr (its own size field) then the ids to the record end.
-        if (body.size() >= pd::kAttrMinSize) {
+        // Pipe mode: perf_event_attr (its own size field) then the ids to the record end. A file
+        // has its attrs, tracing data and features in its header: these records are not its own
+        // (and a reader that walks it chunk by chunk could not take them in late).
+        if (pipe_mode_ && body.size() >= pd::kAttrMinSize) {
           uint32_t attr_size = LoadLe32(body.data() + pd::kAttrSizeOff);
           if (attr_size < pd::kAttrMinSize || attr_size > body.size()) attr_size = pd::kAttrMinSize;
           AddAttr(body.subspan(0, attr_size), body.subspan(attr_size));
         }
         break;
-      case pd::kRecordHeaderTracingData:
-        // Pipe mode: u32 size; the tracing data follows the record, padded to 8 bytes.
-        if (body.size() >= 4) {
-          uint64_t tsize = LoadLe32(body.data());
-          uint64_t padded = (tsize + 7) & ~uint64_t{7};
-          if (padded > end - *next) {
-            diagnostics_->Bump(DiagId::kPerfdataTruncated);
-            *next = end;
-            return true;
-          }
-          tracing_data_ = std::span<const uint8_t>(data_.data() + *next, tsize);
-          *next += padded;
+      case pd::kRecordHeaderTracingData: {
+        // Pipe mode: u32 size; the tracing data follows the record, padded to 8 bytes (skipped in
+        // a file, as every reader of its records skips it).
+        const uint64_t at = *next;
+        if (!SkipTracingData(body, end, next)) {
+          diagnostics_->Bump(DiagId::kPerfdataTruncated);
+          return true;
         }
+        if (pipe_mode_ && body.size() >= 4)
+          tracing_data_ = std::span<const uint8_t>(data_.data() + at, LoadLe32(body.data()));
         break;
+      }
       case pd::kRecordHeaderFeature:
         // Pipe mode: u64 feature id, then the same body as a file-mode feature section.
-        if (body.size() >= 8) ParseFeature(static_cast<int>(LoadLe64(body.data())), body.subspan(8));
+        if (pipe_mode_ && body.size() >= 8) ParseFeature(static_cast<int>(LoadLe64(body.data())), body.subspan(8));
         break;
       default: break;
     }
-    rule.After(type, *next, &cuts_);
     return true;
   };
   uint64_t pos = 0;
-  WalkStop stop = WalkRecords(window, &pos, end, stop_at, on);
-  if (second.joinable()) {
-    uint64_t start = 0;
-    if (stop == WalkStop::kReached) {
-      while ((start = tail.start.load(std::memory_order_acquire)) == 0) std::this_thread::yield();
-      if (start != UINT64_MAX) stop = WalkRecords(window, &pos, end, start, on);
-    }
-    const bool joined = stop == WalkStop::kReached && pos == start;  // the chain lands on it
-    if (!joined) tail.cancel = true;
-    second.join();
-    if (joined) {
-      stats_.Add(tail.stats);
-      for (const auto& [type, body] : tail.names) {
-        (type == pd::kRecordComm ? ApplyComm : ApplyFork)(body, &meta_);
-      }
-      if (cuts_.empty() || cuts_.back().offset != start) cuts_.push_back({start, true});  // where it began
-      cuts_.insert(cuts_.end(), tail.cuts.begin(), tail.cuts.end());
-      pos = tail.end;
-      stop = tail.stop;
-      if (stop == WalkStop::kRefused) {  // a record only this walk reads: on from there
-        rule.last = cuts_.back().offset;
-        stop = WalkRecords(window, &pos, end, UINT64_MAX, on);
-      }
-    } else if (stop == WalkStop::kReached) {
-      stop = WalkRecords(window, &pos, end, UINT64_MAX, on);  // `start` was inside a record
-    }
-  }
+  const WalkStop stop = WalkRecords(window, &pos, end, UINT64_MAX, on);
   if (stop == WalkStop::kTruncated || stop == WalkStop::kBadRecord) {
     diagnostics_->Bump(stop == WalkStop::kBadRecord ? DiagId::kPerfdataBadRecord : DiagId::kPerfdataTruncated);
   }
   records_end_ = pos;
-  if (stats_.finished_rounds == 0) cuts_.clear();  // one round: nothing may go before its end
+  BumpScanLosses(stats_, diagnostics_);
+}
+
+void PerfDataFile::CompleteScan() {
+  if (!scan_pending_) return;
+  scan_pending_ = false;
+  ScanRecords();
+}
+
+const uint8_t* PerfDataFile::CutChunk(ChunkScan* scan, uint64_t spacing, std::vector<uint8_t>* bytes, uint64_t* begin,
+                                      uint64_t* end, std::vector<NameRecord>* names) const {
+  const bool read = input_->mapped();
+  const uint64_t size = data_.size();
+  *begin = scan->pos;
+  ChunkWindow window(this, read, scan->pos, spacing, bytes);
+  uint64_t stop_at = UINT64_MAX;
+  // ScanRecords' walk for a file (pipe mode's header records are not a file's).
+  const WalkStop stop =
+      WalkRecords(window, &scan->pos, size, stop_at, [&](uint32_t type, std::span<const uint8_t> body, uint64_t* next) {
+        CountRecord(type, body, &scan->stats);
+        if (type == pd::kRecordComm || type == pd::kRecordFork) names->push_back({type, {body.begin(), body.end()}});
+        if (type == pd::kRecordHeaderTracingData && !SkipTracingData(body, size, next)) scan->truncated = true;
+        if (*next - *begin >= spacing) stop_at = *next;  // the chunk ends past this record
+        return true;
+      });
+  *end = scan->pos;
+  if (stop != WalkStop::kReached) scan->ended = true;
+  if (stop == WalkStop::kTruncated) scan->truncated = true;
+  if (stop == WalkStop::kBadRecord) scan->bad_record = true;
+  return read ? bytes->data() : data_.data() + *begin;
+}
+
+void PerfDataFile::ApplyNames(const std::vector<NameRecord>& names) {
+  for (const NameRecord& n : names) ApplyNameRecord(n.type, n.body);
+}
+
+void PerfDataFile::ApplyNameRecord(uint32_t type, std::span<const uint8_t> body) {
+  // Applied to the records' own names first, so a FORK copies its parent's name from a record,
+  // never from the tracing data's cmdlines, whether the walk runs before those are read (Open) or
+  // after (OpenChunked).
+  const bool comm = type == pd::kRecordComm;
+  (comm ? ApplyComm : ApplyFork)(body, &record_names_);
+  if (body.size() < (comm ? 9u : 16u)) return;  // what ApplyComm / ApplyFork take
+  const int32_t tid = static_cast<int32_t>(LoadLe32(body.data() + (comm ? 4 : 8)));
+  if (auto t = record_names_.tgid_by_tid.find(tid); t != record_names_.tgid_by_tid.end())
+    meta_.tgid_by_tid[tid] = t->second;
+  if (auto c = record_names_.comm_by_tid.find(tid); c != record_names_.comm_by_tid.end())
+    meta_.comm_by_tid[tid] = c->second;
+}
+
+void PerfDataFile::FinishChunkScan(const ChunkScan& scan) {
+  scan_pending_ = false;
+  stats_ = scan.stats;
+  records_end_ = scan.pos;
+  if (scan.truncated) diagnostics_->Bump(DiagId::kPerfdataTruncated);
+  if (scan.bad_record) diagnostics_->Bump(DiagId::kPerfdataBadRecord);
   BumpScanLosses(stats_, diagnostics_);
 }
 

@@ -58,13 +58,14 @@ class PerfDataRawSource : public RawEventSource {
 
 }  // namespace
 
-Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock,
-                                        uint64_t round_spacing, unsigned scan_threads) {
+Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock, bool chunked) {
   const std::string path = input->path();
   auto diagnostics = std::make_unique<Diagnostics>();
-  auto file = PerfDataFile::Open(std::move(input), diagnostics.get(), round_spacing, scan_threads);
+  auto file = chunked ? PerfDataFile::OpenChunked(std::move(input), diagnostics.get())
+                      : PerfDataFile::Open(std::move(input), diagnostics.get());
   if (!file) return file.error();
   if ((*file)->tracing_data().empty()) {
+    (*file)->CompleteScan();  // the hint says whether it has samples
     return MakeError(
         kExitDataErr, "perfdata.no-tracing-data", "'" + path + "' holds no tracepoint formats (HEADER_TRACING_DATA)",
         (*file)->stats().samples ? "record tracepoints: `perf record -e 'kvm:*' -a` or `perf kvm stat record`; a "

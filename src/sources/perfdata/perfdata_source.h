@@ -25,9 +25,9 @@ struct PerfDataParts {
   std::unique_ptr<Diagnostics> diagnostics;  // PerfDataFile::Open's counts so far
   FormatRegistry formats;
 };
-// `round_spacing`, `scan_threads`: as PerfDataFile::Open's (UINT64_MAX: no cuts kept).
+// `chunked`: PerfDataFile::OpenChunked, not Open (the records are walked later, chunk by chunk).
 Result<PerfDataParts> OpenPerfDataParts(std::unique_ptr<MappedFile> input, const ClockOptions& clock,
-                                        uint64_t round_spacing = UINT64_MAX, unsigned scan_threads = 1);
+                                        bool chunked = false);
 // The sequential source (PerfSampleStream, round-sorted) over opened parts.
 std::unique_ptr<RawEventSource> MakePerfDataRawSource(PerfDataParts parts);
 
