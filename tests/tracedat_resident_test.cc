@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "sources/mapped_file.h"
 #include "sources/tracedat/tracedat_header.h"
 #include "sources/tracedat/tracedat_pages.h"
+#include "test_util.h"
 
 namespace exitscope {
 namespace {
@@ -89,6 +92,73 @@ TEST(TraceDatResident, OpeningACompressedTraceLeavesItsDataOutOfMemory) {
   const int64_t resident = ResidentData(base, *layout);
   ASSERT_GE(resident, 0);
   EXPECT_LT(resident, static_cast<int64_t>(data / 16)) << "of " << data << " bytes of chunks";
+}
+
+// Every record of every CPU stream of `shared`, one line each (time, type, payload bytes), walked
+// in place (`read` false) or read with pread into buffers; a window from each CPU's page
+// `first_page` to a hint of one page past it when `windowed` (the walk reads on past the hint).
+std::string WalkRecords(const TraceDatShared& shared, const TraceDatLayout& layout, bool read, bool windowed) {
+  std::string out;
+  PageCounters counters;
+  std::vector<std::vector<uint8_t>> buffers(layout.cpus.size());
+  for (size_t c = 0; c < layout.cpus.size(); ++c) {
+    TimeWindow w;
+    if (windowed) w = TimeWindow{true, 0, UINT64_MAX, 3, 4};
+    TraceDatCpuStream s(&shared, &counters, layout.cpus[c], nullptr, w, read ? &buffers[c] : nullptr);
+    while (s.Advance()) {
+      out += std::to_string(s.head.ts_ns) + " " + std::to_string(s.head.type_id) + " ";
+      for (uint8_t b : s.head.payload) out += std::to_string(b) + ",";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// An uncompressed trace's pages are read with pread, by the sequential and the sliced readers
+// alike (TraceDatCpuStream's read buffer): the same records as walked in place, and not a page of
+// the file's data mapped in (on this kind of VM a mapped 4 KB page costs more than copying it).
+TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("exitscope-resident-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string v6 = (dir / "dual-5000.v6.dat").string();
+  const std::string cmd = "trace-cmd convert -i '" + kDual + "' -o '" + v6 + "' --file-version 6 >/dev/null 2>&1";
+  ASSERT_EQ(testing::RunCommand(cmd).status, 0) << cmd << " (trace-cmd comes from scripts/install-deps.sh)";
+
+  auto file = MappedFile::Open(v6);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->mapped());
+  const uint8_t* base = (*file)->bytes().data();
+  TraceDatShared read;
+  TraceMeta meta;
+  FormatRegistry formats;
+  Diagnostics diag;
+  auto layout = OpenTraceDatShared(std::move(*file), v6, &read, &meta, &formats, &diag);
+  ASSERT_TRUE(layout.ok());
+  ASSERT_FALSE(layout->data_compressed);
+  ASSERT_GT(DataBytes(*layout), 1u << 20);
+  const int64_t at_open = ResidentData(base, *layout);
+  ASSERT_GE(at_open, 0);
+
+  const std::string bytes = testing::ReadFile(v6);
+  auto view = MappedFile::View({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, v6);
+  TraceDatShared in_place;
+  TraceMeta meta2;
+  FormatRegistry formats2;
+  Diagnostics diag2;
+  ASSERT_TRUE(OpenTraceDatShared(std::move(view), v6, &in_place, &meta2, &formats2, &diag2).ok());
+
+  for (bool windowed : {false, true}) {
+    const std::string want = WalkRecords(in_place, *layout, false, windowed);
+    EXPECT_GT(want.size(), 1u << 20);
+    const std::string got = WalkRecords(read, *layout, true, windowed);
+    EXPECT_TRUE(got == want) << (windowed ? "windowed" : "whole streams") << ": " << got.size() << " vs " << want.size()
+                             << " bytes of records";
+  }
+  const int64_t resident = ResidentData(base, *layout);
+  ASSERT_GE(resident, 0);
+  EXPECT_EQ(resident, at_open) << "bytes of the data mapped in by the walks";
+  fs::remove_all(dir);
 }
 
 }  // namespace

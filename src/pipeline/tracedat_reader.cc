@@ -66,12 +66,15 @@ class TraceDatReader : public RawEventSource {
   void AddStreams(const TraceDatLayout& l, unsigned prefetch_threads = 1) {
     if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
     const uint64_t file_size = shared_.file->bytes().size();
-    for (const auto& c : l.cpus) {
+    reads_.resize(l.cpus.size());  // not resized again: the streams keep pointers to these
+    for (size_t i = 0; i < l.cpus.size(); ++i) {
+      const auto& c = l.cpus[i];
       // A compressed CPU of size 0 may still hold chunks its count says (the prefetcher checks).
       const bool count_in_file = c.offset <= file_size && file_size - c.offset >= kChunkCountSize;
       if (c.size == 0 && !(l.data_compressed && count_in_file)) continue;
       data_bytes_ += c.size;
-      auto s = std::make_unique<TraceDatCpuStream>(&shared_, &counters_, c, prefetcher_.get());
+      auto s =
+          std::make_unique<TraceDatCpuStream>(&shared_, &counters_, c, prefetcher_.get(), TimeWindow{}, &reads_[i]);
       streams_.push_back(s.get());
       merger_.Add(std::move(s));
     }
@@ -107,6 +110,7 @@ class TraceDatReader : public RawEventSource {
   // Declared after merger_ so it stops (and joins its thread) before the streams go away.
   std::unique_ptr<ChunkPrefetcher> prefetcher_;
   std::vector<TraceDatCpuStream*> streams_;
+  std::vector<std::vector<uint8_t>> reads_;  // uncompressed pages read (pread), per CPU stream
   uint64_t data_bytes_ = 0;
   bool finished_ = false;
 };

@@ -1,8 +1,5 @@
 #include "pipeline/tracedat_slices.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -25,8 +22,6 @@ namespace {
 constexpr uint64_t kSamplesPerSlice = 4;
 // Pages without records a slice's first page steps back over to find a loss marker they hold.
 constexpr uint64_t kMaxRecordlessPages = 64;
-// File pages already read are dropped from the resident set this much at a time.
-constexpr uint64_t kReleaseBytes = 8 << 20;
 // The smallest kvm record a slice is likely to be made of (kvm_entry: 4-byte header, 24-byte payload).
 constexpr uint64_t kSmallestRecordBytes = 28;
 // Slices decoded ahead of the one being handed out, per worker.
@@ -92,7 +87,6 @@ class SlicedTraceDatSource : public KvmEventSource {
     uint64_t n = data_bytes_ / std::max<uint64_t>(slice_bytes, shared_.page_size);
     events_per_slice_ = data_bytes_ / std::max<uint64_t>(n, 1) / kSmallestRecordBytes + 1;
     if (n < 4) return Status::Ok();
-    released_pages_.assign(cpus_.size(), 0);
     decoder_ = std::make_unique<KvmDecoder>(formats_, meta_.isa_hint, &diagnostics_);
     shared_.SetLeftOut(decoder_->UndecodedIds());  // as DecodingSource has the sequential reader do
     Cut(n);
@@ -183,17 +177,16 @@ class SlicedTraceDatSource : public KvmEventSource {
     return std::min<uint64_t>(cpus_[c].size, file_size - offset) / shared_.page_size;
   }
 
-  // The stamp of page p of CPU c, in ns (0 when the file ends before it). With `fd`, read by pread:
-  // probes far ahead of the walk would otherwise map (and keep resident) 64 KB each.
-  uint64_t PageTs(size_t c, uint64_t p, int fd = -1) const {
+  // The stamp of page p of CPU c, in ns (0 when the file ends before it). Read by pread from a
+  // mapped file: no page of it is mapped in (probes far ahead of the walk would map, and keep
+  // resident, 64 KB each).
+  uint64_t PageTs(size_t c, uint64_t p) const {
     auto bytes = shared_.file->bytes();
     const PageLayout& l = shared_.page_layout;
     uint64_t at = cpus_[c].offset + p * shared_.page_size + l.ts_offset;
     if (at + l.ts_size > bytes.size() || l.ts_size > 8) return 0;
     uint8_t buf[8];
-    if (fd < 0 || ::pread(fd, buf, l.ts_size, static_cast<off_t>(at)) != static_cast<ssize_t>(l.ts_size)) {
-      std::memcpy(buf, bytes.data() + at, l.ts_size);
-    }
+    shared_.file->ReadAt(at, l.ts_size, buf);
     return shared_.clock.ToNs(LoadLe(buf, l.ts_size));
   }
 
@@ -232,20 +225,15 @@ class SlicedTraceDatSource : public KvmEventSource {
     return page;
   }
 
-  // Maps in the CPU's pages of a window in one call (MappedFile::Prefault), up to the page its
-  // end time falls in (and one more): every page fault is a guest exception on a VM. Not past
-  // it: the next window's pages may be released by then.
-  void Prefault(size_t c, uint64_t first_page, uint64_t hi_ns) const {
-    const uint64_t end = hi_ns == UINT64_MAX ? Pages(c) : std::min(Pages(c), StartPage(c, hi_ns) + 2);
-    const uint64_t most = first_page + MappedFile::kPrefaultBytes / std::max<uint64_t>(shared_.page_size, 1);
-    const uint64_t last = std::min(end, most);
-    if (last > first_page) {
-      shared_.file->Prefault(cpus_[c].offset + first_page * shared_.page_size, (last - first_page) * shared_.page_size);
-    }
+  // The page a window's end time falls in, and one more: where its walk likely ends.
+  uint64_t EndPageHint(size_t c, uint64_t hi_ns) const {
+    return hi_ns == UINT64_MAX ? Pages(c) : std::min(Pages(c), StartPage(c, hi_ns) + 2);
   }
 
   bool PageHasRecords(size_t c, uint64_t p) const {
-    auto page = shared_.file->bytes().subspan(cpus_[c].offset + p * shared_.page_size, shared_.page_size);
+    std::vector<uint8_t> read(shared_.page_size);
+    shared_.file->ReadAt(cpus_[c].offset + p * shared_.page_size, shared_.page_size, read.data());
+    std::span<const uint8_t> page(read);
     RingBufferStats ignored;
     uint64_t missed = 0;
     PageWalker walker;
@@ -257,7 +245,6 @@ class SlicedTraceDatSource : public KvmEventSource {
   void Cut(uint64_t n) {
     uint64_t total_pages = 0;
     for (size_t c = 0; c < cpus_.size(); ++c) total_pages += Pages(c);
-    int fd = ::open(meta_.source_path.c_str(), O_RDONLY | O_CLOEXEC);
     std::vector<uint64_t> all;
     samples_.assign(cpus_.size(), {});
     for (size_t c = 0; c < cpus_.size(); ++c) {
@@ -266,11 +253,10 @@ class SlicedTraceDatSource : public KvmEventSource {
       uint64_t k = std::max<uint64_t>(1, n * kSamplesPerSlice * pages / std::max<uint64_t>(total_pages, 1));
       for (uint64_t i = 0; i < k; ++i) {
         uint64_t page = i * pages / k;
-        samples_[c].push_back({page, PageTs(c, page, fd)});
+        samples_[c].push_back({page, PageTs(c, page)});
         all.push_back(samples_[c].back().ts_ns);
       }
     }
-    if (fd >= 0) ::close(fd);
     std::sort(all.begin(), all.end());
     std::vector<uint64_t> cuts;
     for (uint64_t i = 1; i < n && !all.empty(); ++i) {
@@ -286,6 +272,8 @@ class SlicedTraceDatSource : public KvmEventSource {
   }
 
   void Work() {
+    // Each CPU's pages of a slice are read (pread) into one of these, kept from slice to slice.
+    std::vector<std::vector<uint8_t>> reads(cpus_.size());
     for (;;) {
       size_t i;
       std::vector<KvmEvent> buffer;
@@ -303,7 +291,7 @@ class SlicedTraceDatSource : public KvmEventSource {
       // events once or twice and was a tenth of a short report's time. Recycled buffers keep theirs.
       if (buffer.capacity() == 0) buffer.reserve(events_per_slice_);
       slices_[i].events = std::move(buffer);
-      Decode(slices_[i]);
+      Decode(slices_[i], &reads);
       {
         std::lock_guard<std::mutex> lock(mu_);
         slices_[i].done = true;
@@ -312,8 +300,9 @@ class SlicedTraceDatSource : public KvmEventSource {
     }
   }
 
-  // Walks, merges and decodes one slice — the sequential reader's loop on a time window.
-  void Decode(Slice& s) {
+  // Walks, merges and decodes one slice — the sequential reader's loop on a time window — reading
+  // each CPU's pages into (*reads)[c].
+  void Decode(Slice& s, std::vector<std::vector<uint8_t>>* reads) {
     CpuMerger merger;
     std::vector<TraceDatCpuStream*> streams(cpus_.size(), nullptr);
     s.walks.resize(cpus_.size());
@@ -322,10 +311,9 @@ class SlicedTraceDatSource : public KvmEventSource {
       // (a partial page, data cut short). Hundreds of idle CPUs would otherwise cost a stream each
       // per slice.
       if (Pages(c) == 0 && s.hi_ns != UINT64_MAX) continue;
-      TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure)};
+      TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure), EndPageHint(c, s.hi_ns)};
       s.walks[c].first_page = w.first_page;
-      Prefault(c, w.first_page, s.hi_ns);
-      auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w);
+      auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w, &(*reads)[c]);
       streams[c] = stream.get();
       merger.Add(std::move(stream));
     }
@@ -372,14 +360,6 @@ class SlicedTraceDatSource : public KvmEventSource {
     for (size_t c = 0; c < cpus_.size(); ++c) {
       const CpuWalk& w = s.walks[c];
       if (w.went_back || w.start_unsure) cut_unsafe_ = true;
-      // No later slice reads below this one's first page: those file pages can leave the resident
-      // set (a mapping's pages count as resident until then). A few MB at a time: each release
-      // interrupts the other core to flush its TLB (~60 us a call), once a slice was 7 % of a report.
-      if ((w.first_page - std::min(w.first_page, released_pages_[c])) * shared_.page_size >= kReleaseBytes) {
-        shared_.file->Release(cpus_[c].offset + released_pages_[c] * shared_.page_size,
-                              (w.first_page - released_pages_[c]) * shared_.page_size);
-        released_pages_[c] = w.first_page;
-      }
       // The slice before stopped at this slice's start time: this one must have walked from that
       // page or earlier, else records between the two walks were never looked at.
       if (consumed_ > 0) {
@@ -457,9 +437,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   uint64_t skipped_ = 0, out_of_order_ = 0;
   DecodeAnomalies anomalies_;
   RecordSpan span_;
-  std::map<int32_t, uint64_t> first_ts_ns_;
-  std::vector<uint64_t>
-      released_pages_;  // per CPU, pages below this were released  // per CPU, its first record handed out
+  std::map<int32_t, uint64_t> first_ts_ns_;  // per CPU, its first record handed out
   bool cut_unsafe_ = false;
   bool finished_ = false;
 };

@@ -13,6 +13,10 @@ constexpr uint32_t kMaxTscShift = 64;
 
 // How much of the file is read before its pages are dropped from memory.
 constexpr uint64_t kReleaseStepBytes = 4 << 20;
+// Read with pread past a window's first read (or its hint): 16 pages of 4 KB at a time; a whole
+// CPU's stream (the sequential reader) reads more at a time: it holds one such buffer per CPU.
+constexpr uint64_t kReadBytes = 64 << 10;
+constexpr uint64_t kSequentialReadBytes = 256 << 10;
 
 }  // namespace
 
@@ -79,8 +83,14 @@ void PageCounters::Report(Diagnostics* d) const {
 }
 
 TraceDatCpuStream::TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters, const TraceDatCpuData& data,
-                                     ChunkPrefetcher* prefetcher, const TimeWindow& window)
-    : shared_(shared), counters_(counters), cpu_(data.cpu), prefetcher_(prefetcher), window_(window) {
+                                     ChunkPrefetcher* prefetcher, const TimeWindow& window,
+                                     std::vector<uint8_t>* read_buffer)
+    : shared_(shared),
+      counters_(counters),
+      cpu_(data.cpu),
+      prefetcher_(prefetcher),
+      window_(window),
+      read_(!prefetcher && shared->file->mapped() ? read_buffer : nullptr) {
   auto bytes = shared->file->bytes();
   uint64_t off = std::min<uint64_t>(data.offset, bytes.size());
   // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
@@ -176,20 +186,20 @@ bool TraceDatCpuStream::NextPage() {
       return false;
     }
   }
-  if (!prefetcher_ && !windowed_ && page_pos_ >= prefaulted_) {
+  if (!prefetcher_ && !windowed_ && !read_ && page_pos_ >= prefaulted_) {
     // The sequential walk only: a time slice's pages end where the next slice's begin, and those
     // may be released already (mapped in again, they would stay resident). A quarter of the
     // usual window: every CPU's stream holds one (a 64-CPU host's trace.dat: 32 MB).
     prefaulted_ = std::min<uint64_t>(pages_.size(), page_pos_ + MappedFile::kPrefaultBytes / 4);
     shared_->file->Prefault(RegionOffset() + page_pos_, prefaulted_ - page_pos_);
   }
-  auto page = pages_.subspan(page_pos_, page_size);
+  auto page = read_ ? ReadPage(page_pos_, page_size) : pages_.subspan(page_pos_, page_size);
   page_pos_ += page_size;
   if (!prefetcher_) {
     ++next_page_;
     counters_->bytes_done += page_size;
     consumed_ = page_pos_;
-    ReleaseConsumed();
+    if (!read_) ReleaseConsumed();  // read pages were never mapped in
   }
   page_stats_ = {};
   uint64_t missed = 0;
@@ -209,6 +219,21 @@ bool TraceDatCpuStream::NextPage() {
     page_lost_.count = missed == ~0ull ? 0 : missed;
   }
   return true;
+}
+
+std::span<const uint8_t> TraceDatCpuStream::ReadPage(uint64_t pos, uint32_t size) {
+  if (pos < read_begin_ || pos + size > read_end_) {
+    // The first read takes the pages the window likely walks, in one call; then a few at a time
+    // (a window reads on past its hint only as far as its end time; the sequential walk, on).
+    const uint64_t first = read_end_ == 0 ? window_.end_page_hint * size : 0;
+    const uint64_t more = windowed_ ? kReadBytes : kSequentialReadBytes;
+    const uint64_t to = std::min<uint64_t>(pages_.size(), std::max<uint64_t>({pos + size, first, pos + more}));
+    if (read_->size() < to - pos) read_->resize(to - pos);  // grown only: a buffer grown again is zeroed
+    shared_->file->ReadAt(RegionOffset() + pos, to - pos, read_->data());
+    read_begin_ = pos;
+    read_end_ = to;
+  }
+  return std::span<const uint8_t>(read_->data() + (pos - read_begin_), size);
 }
 
 // Drops the file pages already read from the resident set, a few MB at a time, so peak memory

@@ -109,13 +109,17 @@ struct TimeWindow {
   uint64_t hi_ns = UINT64_MAX;  // UINT64_MAX: no end (the last slice holds a stamp of all ones too)
   bool Below(uint64_t ts_ns) const { return hi_ns == UINT64_MAX || ts_ns < hi_ns; }
   uint64_t first_page = 0;
+  uint64_t end_page_hint = 0;  // the window likely ends before this page: read in one call up to it
 };
 
 class TraceDatCpuStream : public CpuRecordStream {
  public:
-  // `prefetcher` null: pages read in place from the mapping. `window` only without a prefetcher.
+  // `prefetcher` null: pages read in place from the mapping, or, given `read_buffer` (a mapped file),
+  // read with pread into it (the caller keeps it from stream to stream: fresh pages are dear), so
+  // no page of the file is mapped in. `window` only without a prefetcher.
   TraceDatCpuStream(const TraceDatShared* shared, PageCounters* counters, const TraceDatCpuData& data,
-                    ChunkPrefetcher* prefetcher, const TimeWindow& window = {});
+                    ChunkPrefetcher* prefetcher, const TimeWindow& window = {},
+                    std::vector<uint8_t>* read_buffer = nullptr);
   bool Advance() override;
 
   int32_t cpu() const { return cpu_; }
@@ -135,6 +139,8 @@ class TraceDatCpuStream : public CpuRecordStream {
 
  private:
   bool NextPage();
+  // The page at pages_[pos] as read into *read_ (pread), reading on when it is not there.
+  std::span<const uint8_t> ReadPage(uint64_t pos, uint32_t size);
   void EndPage();
   void ReleaseConsumed();
   // Where region_ starts in the file.
@@ -153,7 +159,9 @@ class TraceDatCpuStream : public CpuRecordStream {
   std::span<const uint8_t> region_;
   std::span<const uint8_t> pages_;
   size_t page_pos_ = 0;
-  uint64_t next_page_ = 0;  // index of the next page of region_ (uncompressed)
+  uint64_t next_page_ = 0;                  // index of the next page of region_ (uncompressed)
+  std::vector<uint8_t>* read_ = nullptr;    // pages_ read with pread (null: in place)
+  uint64_t read_begin_ = 0, read_end_ = 0;  // the bytes of pages_ *read_ holds
   ChunkPrefetcher::Chunk chunk_;
   uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
   PageWalker walker_;
