@@ -204,10 +204,10 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 }
 
 // The parallel perf.data reader against the sequential one (a differential target): the input is
-// read with every FINISHED_ROUND a chunk boundary on 2 threads and with the sequential reader
-// (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics and the time span must
-// be identical: a difference aborts. The input's last byte picks Next or NextBatch. Then the same
-// as a file (memfd), which the open walk and the round workers read with pread, and the sequential
+// read on 2 threads with a chunk cut after every record, and with the sequential reader
+// (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics, thread names and the
+// time span must be identical: a difference aborts. The input's last byte picks Next or NextBatch. Then the same
+// as a file (memfd), which the round workers read (and walk) with pread, and the sequential
 // reader through its mapping.
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {

@@ -45,7 +45,7 @@ struct PerfSample {
   bool size_mismatch = false;    // ParseSample false: longer than its sample_type's fields
 };
 
-// Counts from the open-time pass over every record header.
+// Counts from the walk over every record header (at open, or chunk by chunk: OpenChunked).
 struct PerfRecordStats {
   uint64_t samples = 0;
   uint64_t lost_records = 0;
