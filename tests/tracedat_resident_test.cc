@@ -53,6 +53,14 @@ int64_t ResidentData(const uint8_t* file, const TraceDatLayout& l) {
   return n;
 }
 
+// The reader's open (headers, options, sections) into *shared; the layout says where the data is.
+Result<TraceDatLayout> OpenShared(std::unique_ptr<MappedFile> file, const std::string& path, TraceDatShared* shared) {
+  TraceMeta meta;
+  FormatRegistry formats;
+  Diagnostics diag;
+  return OpenTraceDatShared(std::move(file), path, shared, &meta, &formats, &diag);
+}
+
 uint64_t DataBytes(const TraceDatLayout& l) {
   uint64_t n = 0;
   for (const auto& c : l.cpus) n += c.size;
@@ -83,10 +91,7 @@ TEST(TraceDatResident, OpeningACompressedTraceLeavesItsDataOutOfMemory) {
   ASSERT_TRUE(file.ok());
   const uint8_t* base = (*file)->bytes().data();
   TraceDatShared shared;
-  TraceMeta meta;
-  FormatRegistry formats;
-  Diagnostics diag;
-  auto layout = OpenTraceDatShared(std::move(*file), kDual, &shared, &meta, &formats, &diag);
+  auto layout = OpenShared(std::move(*file), kDual, &shared);
   ASSERT_TRUE(layout.ok());
   EXPECT_EQ(DataBytes(*layout), data);
   const int64_t resident = ResidentData(base, *layout);
@@ -130,10 +135,7 @@ TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   ASSERT_TRUE((*file)->mapped());
   const uint8_t* base = (*file)->bytes().data();
   TraceDatShared read;
-  TraceMeta meta;
-  FormatRegistry formats;
-  Diagnostics diag;
-  auto layout = OpenTraceDatShared(std::move(*file), v6, &read, &meta, &formats, &diag);
+  auto layout = OpenShared(std::move(*file), v6, &read);
   ASSERT_TRUE(layout.ok());
   ASSERT_FALSE(layout->data_compressed);
   ASSERT_GT(DataBytes(*layout), 1u << 20);
@@ -143,10 +145,7 @@ TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   const std::string bytes = testing::ReadFile(v6);
   auto view = MappedFile::View({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, v6);
   TraceDatShared in_place;
-  TraceMeta meta2;
-  FormatRegistry formats2;
-  Diagnostics diag2;
-  ASSERT_TRUE(OpenTraceDatShared(std::move(view), v6, &in_place, &meta2, &formats2, &diag2).ok());
+  ASSERT_TRUE(OpenShared(std::move(view), v6, &in_place).ok());
 
   for (bool windowed : {false, true}) {
     const std::string want = WalkRecords(in_place, *layout, false, windowed);
