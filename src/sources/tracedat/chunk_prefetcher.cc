@@ -144,9 +144,11 @@ void ChunkPrefetcher::Work() {
     }
     pick->busy = true;
     Chunk chunk;
-    if (!free_.empty()) {
-      chunk.bytes = std::move(free_.back());
-      free_.pop_back();
+    // The buffer freed longest ago, once kReuseAfterBytes are free: not one the consumer just read.
+    if (!free_.empty() && free_bytes_ >= kReuseAfterBytes) {
+      chunk.bytes = std::move(free_.front());
+      free_.pop_front();
+      free_bytes_ -= chunk.bytes.capacity();
     }
     lock.unlock();
     // Only the worker that marked the stream busy touches its cursor; the consumer reads `ready` only.
@@ -176,7 +178,10 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
     return more;
   }
   std::unique_lock<std::mutex> lock(mu_);
-  if (!out->bytes.empty() || out->bytes.capacity()) free_.push_back(std::move(out->bytes));
+  if (out->bytes.capacity()) {
+    free_bytes_ += out->bytes.capacity();
+    free_.push_back(std::move(out->bytes));
+  }
   while (s.ready.empty() && !s.done) {
     if (workers_waiting_) cv_.notify_all();
     waiting_stream_ = stream;

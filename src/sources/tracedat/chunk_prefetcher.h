@@ -3,7 +3,7 @@
 // walking, decoding and pairing. In: each CPU's chunk table
 // ({u32 count} then {u32 compressed size, u32 size, bytes} per chunk). Out: per CPU, the decompressed
 // chunks in file order. Memory stays flat: at most kAheadBytes in all (but kMinDepth chunks per CPU
-// at least) wait decompressed.
+// at least) wait decompressed, and kReuseAfterBytes of freed buffers wait to be reused.
 // Small inputs (and Start() never called) decompress inline on the caller's thread, same results.
 //
 // Two claims say where a CPU's chunks end: the count in front of them and the CPU's size in the
@@ -97,7 +97,13 @@ class ChunkPrefetcher {
 
   Decompressor decompressor_;  // the caller's, when inline (each worker has its own)
   std::vector<Stream> streams_;
-  std::vector<std::vector<uint8_t>> free_;  // recycled chunk buffers
+  // Recycled chunk buffers, oldest first. A worker reuses one only once kReuseAfterBytes are free,
+  // and the oldest: writing into a buffer the consumer has just read (its lines still in the other
+  // core's caches) made decompression ~2x dearer on this VM when a cache line takes ~400-500 ns
+  // between its two vCPUs (bench_floor cores); x27 zstd report, paired: 0.53 -> 0.45 s there.
+  static constexpr size_t kReuseAfterBytes = 4 << 20;
+  std::deque<std::vector<uint8_t>> free_;
+  size_t free_bytes_ = 0;  // their capacity
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::thread> workers_;
