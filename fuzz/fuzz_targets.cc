@@ -206,9 +206,9 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 // The parallel perf.data reader against the sequential one (a differential target): the input is
 // read on 2 threads with a chunk cut after every record, and with the sequential reader
 // (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics, thread names and the
-// time span must be identical: a difference aborts. The input's last byte picks Next or NextBatch. Then the same
-// as a file (memfd), which the round workers read (and walk) with pread, and the sequential
-// reader through its mapping.
+// time span must be identical: a difference aborts. The input's last byte picks Next or NextBatch.
+// Then the same as a file (memfd), which the round workers read (and walk) with pread, and the
+// sequential reader through its mapping.
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);

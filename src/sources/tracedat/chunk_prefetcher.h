@@ -100,7 +100,7 @@ class ChunkPrefetcher {
   // Recycled chunk buffers, oldest first. A worker reuses one only once kReuseAfterBytes are free,
   // and the oldest: writing into a buffer the consumer has just read (its lines still in the other
   // core's caches) made decompression ~2x dearer on this VM when a cache line takes ~400-500 ns
-  // between its two vCPUs (bench_floor cores); x27 zstd report, paired: 0.53 -> 0.45 s there.
+  // between its two vCPUs (bench_floor cores); x27 zstd report, 9 paired runs: 0.53 -> 0.43 s there.
   static constexpr size_t kReuseAfterBytes = 4 << 20;
   std::deque<std::vector<uint8_t>> free_;
   size_t free_bytes_ = 0;  // their capacity
