@@ -14,6 +14,10 @@
 //                            The walk keeps, per event, what exit pairing keeps at the least: the
 //                            thread's previous time, replaced, and the time since summed by type.
 //                            It prints how many events it saw (a check that it saw them all).
+//   bench_floor merge FILE   a version 6 trace.dat's per-CPU events (walked first, untimed) merged into
+//                            one time order on one thread, each then walked as above: what pairing
+//                            a thread's exit and entry across CPUs costs beyond the walk (one thread,
+//                            whatever -j says; a report spends it beside the walk's CPU time)
 //   bench_floor cores FILE   the first 32 MB of FILE decompressed (zstd, 1 MB chunks) on each core in
 //                            turn, pinned: how fast each core is now. On this VM one vCPU is at times
 //                            ~1.4x slower than the other for minutes (a busy sibling thread, a lower
@@ -319,8 +323,9 @@ bool TraceDatCpus(const std::vector<uint8_t>& f, uint32_t* page_size, std::vecto
 }
 
 // Every event of one ring-buffer page (64-bit: u64 time stamp, u64 commit, then events): its time
-// (the page's plus the deltas), common_pid and common_type go to the Walker.
-void WalkPage(const uint8_t* page, uint32_t page_size, Walker* w) {
+// (the page's plus the deltas), common_pid and common_type go to the Walker (or `merge`'s collector).
+template <typename Sink>
+void WalkPage(const uint8_t* page, uint32_t page_size, Sink* w) {
   uint64_t ts = LoadLe64(page);
   const uint64_t commit = LoadLe64(page + 8) & 0xfffff;  // the high bits are flags
   const size_t end = static_cast<size_t>(std::min<uint64_t>(16 + commit, page_size));
@@ -461,6 +466,63 @@ double TimeWalkTrace(int fd, size_t size, bool zstd, size_t chunk, unsigned thre
   return best;
 }
 
+// `merge`: the step a correct exit pairing needs beyond the walk. A vCPU thread moves between CPUs
+// (a halted one wakes up elsewhere), so its kvm_exit and kvm_entry can lie in two CPUs' streams:
+// every reader merges the streams into one time order before pairing. Here each CPU's events of a
+// version 6 trace.dat are walked first (untimed) into arrays of (time, thread, type); the timed part
+// merges them on one thread (the earliest head of the streams, found by a linear scan: the fewest
+// instructions for the few CPUs of a trace) and hands each event to the Walker.
+struct MergeEvent {
+  uint64_t ts;
+  uint32_t tid;
+  uint16_t type;
+};
+struct Collector {
+  std::vector<MergeEvent>* out;
+  void On(uint64_t ts, uint32_t tid, uint16_t type) { out->push_back({ts, tid, type}); }
+};
+
+double TimeMerge(int fd, size_t size, int runs, uint64_t* walked) {
+  const std::vector<uint8_t> file = ReadWhole(fd, size);
+  uint32_t page_size = 0;
+  std::vector<CpuData> cpus;
+  if (!TraceDatCpus(file, &page_size, &cpus)) return 0;
+  std::vector<std::vector<MergeEvent>> streams;
+  for (const CpuData& c : cpus) {
+    if (c.offset > size || c.size > size - c.offset) continue;
+    Collector col{&streams.emplace_back()};
+    for (uint64_t p = c.offset; p + page_size <= c.offset + c.size; p += page_size)
+      WalkPage(file.data() + p, page_size, &col);
+  }
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    Walker w;
+    best = std::min(best, OnThreads(
+                              1,
+                              [&](unsigned) {
+                                std::vector<const MergeEvent*> at, end;
+                                for (const auto& s : streams) {
+                                  if (s.empty()) continue;
+                                  at.push_back(s.data());
+                                  end.push_back(s.data() + s.size());
+                                }
+                                while (!at.empty()) {
+                                  size_t k = 0;
+                                  for (size_t i = 1; i < at.size(); ++i) k = at[i]->ts < at[k]->ts ? i : k;
+                                  w.On(at[k]->ts, at[k]->tid, at[k]->type);
+                                  if (++at[k] == end[k]) {
+                                    at.erase(at.begin() + static_cast<ptrdiff_t>(k));
+                                    end.erase(end.begin() + static_cast<ptrdiff_t>(k));
+                                  }
+                                }
+                                sink += w.Checksum();
+                              },
+                              best));
+    *walked = w.events;
+  }
+  return best;
+}
+
 // Decompresses `packed` (zstd frames of `lengths` bytes) on one thread pinned to `cpu`, best of
 // `runs`; 0 when the thread cannot run there.
 double DecompressOnCore(int cpu, const std::vector<std::vector<uint8_t>>& packed, const std::vector<size_t>& lengths,
@@ -556,7 +618,7 @@ int main(int argc, char** argv) {
   if (args.size() != 2) {
     std::fprintf(stderr,
                  "usage: bench_floor [-j N] [--runs N] [--chunk BYTES] "
-                 "touch|read|zstd|zlib|walk|zstd-walk|zlib-walk|cores FILE\n");
+                 "touch|read|zstd|zlib|walk|zstd-walk|zlib-walk|merge|cores FILE\n");
     return 64;
   }
   const std::string mode = args[0], path = args[1];
@@ -622,11 +684,14 @@ int main(int argc, char** argv) {
     best = TimeWalkPerf(fd, size, threads, runs, &walked);
   } else if (mode == "zstd-walk" || mode == "zlib-walk") {
     best = TimeWalkTrace(fd, size, mode == "zstd-walk", chunk, threads, runs, &walked);
+  } else if (mode == "merge") {
+    best = TimeMerge(fd, size, runs, &walked);
+    threads = 1;
   } else if (mode == "cores") {
     return Cores(fd, size, runs);
   } else {
     std::fprintf(stderr,
-                 "bench_floor: unknown mode '%s' (touch, read, zstd, zlib, walk, zstd-walk, zlib-walk, cores)\n",
+                 "bench_floor: unknown mode '%s' (touch, read, zstd, zlib, walk, zstd-walk, zlib-walk, merge, cores)\n",
                  mode.c_str());
     return 64;
   }

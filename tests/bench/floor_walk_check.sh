@@ -33,6 +33,8 @@ check() {  # mode file want
 check walk "$dir/perf.data" "$want_perf"
 check zstd-walk "$tmp/v6.dat" "$want_dat"
 check zlib-walk "$tmp/v6.dat" "$want_dat"
+# The merge hands on every event of every CPU once, as the walks do.
+check merge "$tmp/v6.dat" "$want_dat"
 # One thread and many: the cuts between parts lose no record.
 out=$("$floor" --runs 1 -j 1 walk "$dir/perf.data")
 [[ "$out" == *", $want_perf events walked" ]] || { echo "FAIL: -j 1: $out"; fail=1; }
@@ -41,6 +43,8 @@ out=$("$floor" --runs 1 -j 7 walk "$dir/perf.data")
 # What it does not walk is refused with a reason, not timed as if walked.
 if "$floor" --runs 1 walk "$dir/trace.dat" 2>"$tmp/err"; then echo "FAIL: walked a trace.dat as perf.data"; fail=1; fi
 grep -q "not a file-mode perf.data" "$tmp/err" || { echo "FAIL: no reason: $(cat "$tmp/err")"; fail=1; }
-if "$floor" --runs 1 zstd-walk "$dir/trace.dat" 2>"$tmp/err"; then echo "FAIL: walked a v7 trace.dat"; fail=1; fi
-grep -q "not a version 6 trace.dat" "$tmp/err" || { echo "FAIL: no reason: $(cat "$tmp/err")"; fail=1; }
+for mode in zstd-walk merge; do
+  if "$floor" --runs 1 "$mode" "$dir/trace.dat" 2>"$tmp/err"; then echo "FAIL: $mode walked a v7 trace.dat"; fail=1; fi
+  grep -q "not a version 6 trace.dat" "$tmp/err" || { echo "FAIL: $mode: no reason: $(cat "$tmp/err")"; fail=1; }
+done
 exit $fail
