@@ -207,8 +207,8 @@ int FuzzTraceDatSliced(const uint8_t* data, size_t size) {
 // read on 2 threads with a chunk cut after every record, and with the sequential reader
 // (OpenPerfDataRaw + MakeDecodingSource); events, loss markers, diagnostics, thread names and the
 // time span must be identical: a difference aborts. The input's last byte picks Next or NextBatch.
-// Then the same as a file (memfd), which the round workers read (and walk) with pread, and the
-// sequential reader through its mapping.
+// Then the same as a file (memfd), which the round workers read (and walk) with pread, the caller's
+// thread alone (one thread, default chunks) too, and the sequential reader through its mapping.
 // Seeds: fuzz/corpus/perfdata_rounds (real records, reordered across rounds, with loss records).
 int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
   auto parallel = OpenPerfDataParallel(MappedFile::View({data, size}, "fuzz.perf.data"), 2, 1);
@@ -238,9 +238,14 @@ int FuzzPerfDataRounds(const uint8_t* data, size_t size) {
     };
     auto read = OpenPerfDataParallel(std::move(file.value()), 2, 1);
     if (!read.ok() || read_then_span(**read) != par) std::abort();
+    // No worker: the caller's thread cuts and parses each chunk as it needs it (-j 1).
+    auto one = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
+    if (!one.ok() || PerfChunkCount(**one) == 0 || read_then_span(**one) != par) std::abort();
     // The sequential reader over the same file: the open walk's pread window, then the mapping.
-    auto mapped = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
-    if (!mapped.ok() || read_then_span(**mapped) != par) std::abort();
+    auto mapped = OpenPerfDataRaw(path);
+    if (!mapped.ok()) std::abort();
+    auto decoded = MakeDecodingSource(std::move(mapped.value()));
+    if (read_then_span(*decoded) != par) std::abort();
   }
   ::close(fd);
   return 0;

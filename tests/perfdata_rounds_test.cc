@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decode/kvm_decoder.h"
 #include "model/event_source.h"
 #include "pipeline/input_detector.h"
 #include "pipeline/perfdata_rounds.h"
@@ -78,19 +79,27 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
   return "first: '" + line(a) + "', second: '" + line(b) + "'";
 }
 
-std::string Sequential(const std::string& path, size_t* events = nullptr, size_t* losses = nullptr) {
-  auto src = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
-  EXPECT_TRUE(src.ok()) << path;
-  if (!src.ok()) return "";
-  EXPECT_EQ(PerfChunkCount(**src), 0u) << "one thread reads sequentially";
-  return ReadAll(**src, false, events, losses);
+// The sequential reader (the open walk, then the records through the mapping, round by round):
+// what the chunked reader must answer.
+std::unique_ptr<KvmEventSource> OpenSequential(const std::string& path) {
+  auto raw = OpenPerfDataRaw(path);
+  EXPECT_TRUE(raw.ok()) << path;
+  if (!raw.ok()) return nullptr;
+  return MakeDecodingSource(std::move(raw.value()));
 }
 
-std::string Parallel(const std::string& path, uint64_t chunk_bytes, bool batches, size_t* chunks) {
+std::string Sequential(const std::string& path, size_t* events = nullptr, size_t* losses = nullptr) {
+  auto src = OpenSequential(path);
+  return src ? ReadAll(*src, false, events, losses) : "";
+}
+
+// The chunked reader on `threads` threads (1: no worker, the caller's thread cuts and parses).
+std::string Parallel(const std::string& path, uint64_t chunk_bytes, bool batches, size_t* chunks,
+                     unsigned threads = 2) {
   auto in = MappedFile::Open(path);
   EXPECT_TRUE(in.ok()) << path;
   if (!in.ok()) return "";
-  auto src = OpenPerfDataParallel(std::move(in.value()), 2, chunk_bytes);
+  auto src = OpenPerfDataParallel(std::move(in.value()), threads, chunk_bytes);
   EXPECT_TRUE(src.ok()) << path;
   if (!src.ok()) return "";
   std::string text = ReadAll(**src, batches);
@@ -110,17 +119,19 @@ TEST(PerfDataRoundsTest, SameEventsAsSequentialOnRealTraces) {
     // 4 KB chunks cut every round into parts (perf's rounds here are up to ~8 MB).
     for (uint64_t chunk_bytes : {uint64_t{4096}, uint64_t{64 << 10}, uint64_t{0}}) {
       for (bool batches : {false, true}) {
-        size_t chunks = 0;
-        std::string got = Parallel(path, chunk_bytes, batches, &chunks);
-        if (chunks > 0) ++read_in_parallel;
-        EXPECT_EQ(FirstDifference(got, want), "")
-            << path << " chunk_bytes " << chunk_bytes << (batches ? " batches" : " Next");
+        for (unsigned threads : {1u, 2u}) {
+          size_t chunks = 0;
+          std::string got = Parallel(path, chunk_bytes, batches, &chunks, threads);
+          if (chunks > 0) ++read_in_parallel;
+          EXPECT_EQ(FirstDifference(got, want), "")
+              << path << " chunk_bytes " << chunk_bytes << (batches ? " batches" : " Next") << " threads " << threads;
+        }
       }
     }
   }
-  // dual-5000 has 17 rounds, kvmprobe-200 21: in parts both must be read in parallel, and
-  // dual-5000's 37 MB in default 1 MB chunks too.
-  EXPECT_GE(read_in_parallel, 2u * 2 + 2);
+  // Every file-mode file is read chunk by chunk, with workers or without: 3 files x 3 spacings x 2
+  // ways to read x 2 thread counts.
+  EXPECT_EQ(read_in_parallel, 3u * 3 * 2 * 2);
 }
 
 // The chunks a file is cut into at `spacing`: each ends at the first record end `spacing` or more
@@ -242,10 +253,12 @@ TEST(PerfDataRoundsTest, ReportOpensPerfDataInParallel) {
   while ((*src)->NextBatch(&b)) {
   }
   EXPECT_GE(PerfChunkCount(**src), 4u);
-  // A pipe-mode file or one thread: the sequential reader.
+  // One thread: the same chunks, cut and parsed on the caller's thread (the file read once).
   auto one = OpenKvmEventSource(kShared + "/traces/nested-svm-6.1/dual-5000/perf.data", InputFormat::kAuto, 1);
   ASSERT_TRUE(one.ok());
-  EXPECT_EQ(PerfChunkCount(**one), 0u);
+  while ((*one)->NextBatch(&b)) {
+  }
+  EXPECT_EQ(PerfChunkCount(**src), PerfChunkCount(**one));
 }
 
 // A reader let go before the end (dump --limit, a failed write) stops its workers, some of them
@@ -253,11 +266,11 @@ TEST(PerfDataRoundsTest, ReportOpensPerfDataInParallel) {
 // test hangs until ctest's timeout) with the first events the sequential reader has.
 TEST(PerfDataRoundsTest, ReaderLetGoEarlyStopsItsThreads) {
   const std::string path = kShared + "/traces/nested-svm-6.1/dual-5000/perf.data";
-  auto seq = OpenKvmEventSource(path, InputFormat::kPerfData, 1);
-  ASSERT_TRUE(seq.ok());
+  auto seq = OpenSequential(path);
+  ASSERT_TRUE(seq);
   std::vector<uint64_t> want;
   KvmEvent e;
-  while (want.size() < 20000 && (*seq)->Next(&e, nullptr)) want.push_back(e.ts_ns);
+  while (want.size() < 20000 && seq->Next(&e, nullptr)) want.push_back(e.ts_ns);
   for (uint64_t chunk_bytes : {uint64_t{4096}, uint64_t{0}}) {
     for (size_t batches : {0, 1, 3}) {
       auto in = MappedFile::Open(path);
@@ -289,9 +302,11 @@ TEST(PerfDataRoundsTest, LateRecordsAndLossRecordsAsTheSequentialReaderHasThem) 
     EXPECT_GT(events, 10u) << path;
     EXPECT_GE(losses, 1u) << path << ": the seed's loss records reach an event";
     for (bool batches : {false, true}) {
-      size_t chunks = 0;
-      EXPECT_EQ(FirstDifference(Parallel(path, 1, batches, &chunks), want), "") << path;
-      EXPECT_GE(chunks, 4u) << path;
+      for (unsigned threads : {1u, 2u}) {
+        size_t chunks = 0;
+        EXPECT_EQ(FirstDifference(Parallel(path, 1, batches, &chunks, threads), want), "") << path << " " << threads;
+        EXPECT_GE(chunks, 4u) << path;
+      }
     }
   }
   EXPECT_GE(files, 2u);

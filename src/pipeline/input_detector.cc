@@ -131,8 +131,9 @@ Result<std::unique_ptr<KvmEventSource>> OpenKvmEventSource(OpenedInput input, un
     input.file.reset();
     return OpenTraceDatSliced(path, threads, 0, clock, one_pass);
   }
-  // perf.data: rounds decoded on every thread (file mode; pipe mode stays sequential inside).
-  if (input.format == InputFormat::kPerfData && threads > 1) {
+  // perf.data: rounds decoded on every thread (file mode; pipe mode stays sequential inside), or
+  // chunk by chunk on this one (-j 1, small files): either way the file is read once.
+  if (input.format == InputFormat::kPerfData) {
     return OpenPerfDataParallel(std::move(input.file), threads, 0, clock);
   }
   auto raw = OpenRawEventSource(std::move(input), clock);

@@ -122,15 +122,17 @@ class ParallelPerfDataSource : public KvmEventSource {
   Status Open(std::unique_ptr<MappedFile> input, unsigned threads, uint64_t chunk_bytes, const ClockOptions& clock,
               bool* parallel) {
     *parallel = false;
-    auto parts = OpenPerfDataParts(std::move(input), clock, /*chunked=*/threads >= 2);
+    auto parts = OpenPerfDataParts(std::move(input), clock, /*chunked=*/true);
     if (!parts.ok()) return parts.error();
     parts_ = std::move(parts.value());
     PerfDataFile& f = *parts_.file;
-    // Pipe mode, one thread, or fewer than 4 chunks' worth of records: the sequential reader.
-    if (!f.scan_pending() || f.data().size() / chunk_bytes < 4) {
-      f.CompleteScan();
-      return Status::Ok();
-    }
+    // Pipe mode: the sequential reader (its header records come first, and it cannot be read again).
+    if (!f.scan_pending()) return Status::Ok();
+    // One thread, or fewer than 4 chunks' worth of records (threads would cost more than they
+    // save): no worker, the caller's thread cuts and parses each chunk as it needs it. The file is
+    // still read once, by pread, where the sequential reader walks it at open and then reads it
+    // again through the mapping (a page fault per 4 KB).
+    if (threads < 2 || f.data().size() / chunk_bytes < 4) threads = 0;
     chunk_bytes_ = chunk_bytes;
     // Cuts lie at least chunk_bytes apart, and a record takes 8 bytes at least.
     blocks_.resize((f.data().size() / std::max<uint64_t>(chunk_bytes, 8) + 2) / kChunkBlock + 1);
@@ -140,7 +142,7 @@ class ParallelPerfDataSource : public KvmEventSource {
     left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
     max_ahead_ = threads + kAheadBeyondWorkers;
-    free_.resize(threads);
+    free_.resize(std::max(threads, 1u));
     for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this, i] { Work(i); });
     return Status::Ok();
   }
@@ -173,60 +175,76 @@ class ParallelPerfDataSource : public KvmEventSource {
  private:
   // ---- workers ----
 
-  void Work(unsigned worker) {
-    const PerfDataFile& f = *parts_.file;
-    std::vector<Entry> scratch;  // SortAscendingRuns's, kept across chunks
+  // What a worker keeps across chunks.
+  struct WorkerBuffers {
+    std::vector<Entry> scratch;  // SortAscendingRuns's
     std::vector<uint8_t> bytes;  // the chunk's records, read
-    for (;;) {
-      size_t i;
-      Chunk* c;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
+  };
+
+  void Work(unsigned worker) {
+    WorkerBuffers buffers;
+    while (CutAndParse(worker, &buffers, /*wait=*/true)) {
+    }
+  }
+
+  // Cuts the next chunk and parses it: false when none is left (or the reader stops). A worker
+  // waits its turn and for room ahead of the merge (`wait`); the caller's thread, when there is no
+  // worker, cuts only when it needs the chunk.
+  bool CutAndParse(unsigned worker, WorkerBuffers* buffers, bool wait) {
+    const PerfDataFile& f = *parts_.file;
+    std::vector<Entry>& scratch = buffers->scratch;
+    std::vector<uint8_t>& bytes = buffers->bytes;
+    size_t i;
+    Chunk* c;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (wait) {
         cv_.wait(lock, [&] {
           return stop_ || cut_ended_ ||
                  (!cutting_ && cut_count_.load(std::memory_order_relaxed) < merged_chunk_ + max_ahead_);
         });
-        if (stop_ || cut_ended_) return;
-        // One worker cuts at a time (the walk goes on from where the last cut ended); the others parse.
-        cutting_ = true;
-        i = cut_count_.load(std::memory_order_relaxed);
-        EXITSCOPE_CHECK(i / kChunkBlock < blocks_.size());
-        if (!blocks_[i / kChunkBlock]) blocks_[i / kChunkBlock] = std::make_unique<Chunk[]>(kChunkBlock);
-        c = &chunk(i);
-        c->worker = worker;
-        // Its own buffers first: their lines may still be in this core's caches.
-        for (size_t k = 0; k < free_.size(); ++k) {
-          auto& list = free_[(worker + k) % free_.size()];
-          if (list.empty()) continue;
-          c->events = std::move(list.back().first);
-          c->entries = std::move(list.back().second);
-          list.pop_back();
-          --free_count_;
-          break;
-        }
       }
-      // The chunk's records read (once: the walk that finds its end reads them for the parse).
-      const uint8_t* base = f.CutChunk(&scan_, chunk_bytes_, &bytes, &c->begin, &c->end, &c->names);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        cutting_ = false;
-        if (scan_.ended) cut_ended_ = true;
-        cut_count_.store(i + 1, std::memory_order_release);
+      if (stop_ || cut_ended_) return false;
+      // One worker cuts at a time (the walk goes on from where the last cut ended); the others parse.
+      cutting_ = true;
+      i = cut_count_.load(std::memory_order_relaxed);
+      EXITSCOPE_CHECK(i / kChunkBlock < blocks_.size());
+      if (!blocks_[i / kChunkBlock]) blocks_[i / kChunkBlock] = std::make_unique<Chunk[]>(kChunkBlock);
+      c = &chunk(i);
+      c->worker = worker;
+      // Its own buffers first: their lines may still be in this core's caches.
+      for (size_t k = 0; k < free_.size(); ++k) {
+        auto& list = free_[(worker + k) % free_.size()];
+        if (list.empty()) continue;
+        c->events = std::move(list.back().first);
+        c->entries = std::move(list.back().second);
+        list.pop_back();
+        --free_count_;
+        break;
       }
-      cv_.notify_all();
-      // Room for the largest chunk of the smallest samples up front (growing by doubling copies each
-      // chunk once or twice); pages reserved and not written are not resident. The same for every
-      // chunk, so a reused buffer never reallocates: a new one is fresh pages, ~12 us each to
-      // write on a VM whose hypervisor backs guest pages on first touch (10 MB per chunk here).
-      c->events.reserve(most_events_);
-      c->entries.reserve(most_events_);
-      Parse(static_cast<uint32_t>(i), c, base, &scratch);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        c->done = true;
-      }
-      cv_.notify_all();
     }
+    // The chunk's records read (once: the walk that finds its end reads them for the parse).
+    const uint8_t* base = f.CutChunk(&scan_, chunk_bytes_, &bytes, &c->begin, &c->end, &c->names);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cutting_ = false;
+      if (scan_.ended) cut_ended_ = true;
+      cut_count_.store(i + 1, std::memory_order_release);
+    }
+    cv_.notify_all();
+    // Room for the largest chunk of the smallest samples up front (growing by doubling copies each
+    // chunk once or twice); pages reserved and not written are not resident. The same for every
+    // chunk, so a reused buffer never reallocates: a new one is fresh pages, ~12 us each to
+    // write on a VM whose hypervisor backs guest pages on first touch (10 MB per chunk here).
+    c->events.reserve(most_events_);
+    c->entries.reserve(most_events_);
+    Parse(static_cast<uint32_t>(i), c, base, &scratch);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      c->done = true;
+    }
+    cv_.notify_all();
+    return true;
   }
 
   // PerfSampleStream::ReadRound over every round of the chunk, each round then sorted by time.
@@ -346,6 +364,11 @@ class ParallelPerfDataSource : public KvmEventSource {
   bool NextRound() {
     for (;;) {
       if (merged_round_ == 0) {
+        if (workers_.empty()) {  // the chunk is cut and parsed here, now that it is needed
+          while (merged_chunk_ >= cut_count_.load(std::memory_order_relaxed) &&
+                 CutAndParse(0, &inline_buffers_, /*wait=*/false)) {
+          }
+        }
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] {
           const size_t cut = cut_count_.load(std::memory_order_relaxed);
@@ -555,7 +578,8 @@ class ParallelPerfDataSource : public KvmEventSource {
   bool stop_ = false;
   std::vector<std::vector<std::pair<std::vector<KvmEvent>, std::vector<Entry>>>> free_;  // by worker
   size_t free_count_ = 0;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // none: the caller's thread cuts and parses (inline_buffers_)
+  WorkerBuffers inline_buffers_;
   size_t merged_chunk_ = 0;  // chunk being merged (written by the caller's thread under mu_ reads)
 
   // The caller's thread only.

@@ -31,14 +31,15 @@ namespace exitscope {
 // longer round is cut into parts): ten thousand kvm records or so, decoded in a few ms.
 inline constexpr uint64_t kDefaultPerfChunkBytes = 1 << 20;
 
-// Pipe mode, fewer than 4 chunks' worth of data or threads < 2: the sequential reader
-// (OpenPerfDataRaw + MakeDecodingSource); otherwise the parallel one. `chunk_bytes` 0 =
-// kDefaultPerfChunkBytes (tests and fuzzers pass 1 to cut after every record).
+// Pipe mode: the sequential reader (OpenPerfDataRaw + MakeDecodingSource). Fewer than 4 chunks'
+// worth of data or threads < 2: the same chunks cut and parsed on the caller's thread, as it needs
+// them (no worker). Otherwise workers. `chunk_bytes` 0 = kDefaultPerfChunkBytes (tests and fuzzers
+// pass 1 to cut after every record).
 Result<std::unique_ptr<KvmEventSource>> OpenPerfDataParallel(std::unique_ptr<MappedFile> input, unsigned threads,
                                                              uint64_t chunk_bytes = 0, const ClockOptions& clock = {});
 
-// How many chunks `source` has cut (all of them once read; at least 1 for the parallel perf.data
-// reader, 0 for any other source).
+// How many chunks `source` has cut (all of them once read; at least 1 for the chunked perf.data
+// reader, with workers or without, 0 for any other source).
 size_t PerfChunkCount(const KvmEventSource& source);
 
 }  // namespace exitscope
