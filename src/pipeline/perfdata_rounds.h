@@ -1,6 +1,7 @@
-// Reads a file-mode perf.data on several threads: the data section is cut into ~1 MB chunks as it
-// is read — one worker at a time reads the next chunk (pread) and walks its record headers to the
-// first record end the chunk size on (PerfDataFile::CutChunk: counts, losses, COMM/FORK names) —
+// Reads a file-mode perf.data on several threads (or, with one, on the caller's thread alone): the
+// data section is cut into ~1 MB chunks as it is read — one worker at a time reads the next chunk
+// (pread) and walks its record headers to the first record end the chunk size on
+// (PerfDataFile::CutChunk: counts, losses, COMM/FORK names) —
 // and the workers parse, decode and time-sort each round (or part of one) of a chunk; the caller's
 // thread applies a chunk's names, joins a round's parts and replays the sequential reader's round
 // rule (perfdata_stream.h) over the sorted rounds — the same events, loss markers, diagnostics and
