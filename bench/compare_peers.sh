@@ -12,8 +12,9 @@
 # trace's bytes, or to decompress the trace's bytes (zstd, zlib), on all cores, and the same with
 # every event walked (its time, thread and type looked at: the least any reader of events does) —
 # every figure is also stated as a multiple of them — and the lean report floor: that walk's CPU
-# time plus the merge of all CPUs' events into one time order (bench_floor merge), shared
-# perfectly over the cores: the least a report that pairs exits can take.
+# time plus the merge of all CPUs' events into one time order (bench_floor merge; on the perf.data
+# each round sorted and merged with what the one before left, as perf orders its samples), shared
+# perfectly over the cores: the least a report that pairs exits can take, for zstd and perf.data.
 #   bench/compare_peers.sh                  # REPEAT=27, files in /tmp/exitscope-bench
 #   REPEAT=54 RUNS=5 bench/compare_peers.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR (/tmp/exitscope-bench), RUNS (best of, 3), SLOW_RUNS (trace-cmd, 1).
@@ -74,12 +75,16 @@ fl_zstd_tc=$(floor --chunk 40960 zstd "$RAW")
 fl_zlib_tc=$(floor --chunk 40960 zlib "$RAW")
 # The least any reader of the events does after that: every event's time, thread and type looked
 # at and one table updated per event (bench/floor.cc, walk modes).
-fl_walk_perf=$(floor walk "$PERF")
+perf_walk=$("$BUILD/bench_floor" --runs "$RUNS" walk "$PERF")
+fl_walk_perf=$(sed -E 's/.*, ([0-9.]+) s .*/\1/' <<<"$perf_walk")
+fl_walk_perf_cpu=$(sed -E 's/.*cpu ([0-9.]+) s.*/\1/' <<<"$perf_walk")
 zstd_walk=$("$BUILD/bench_floor" --runs "$RUNS" zstd-walk "$RAW")
 fl_walk_zstd=$(sed -E 's/.*, ([0-9.]+) s .*/\1/' <<<"$zstd_walk")
 fl_walk_zstd_cpu=$(sed -E 's/.*cpu ([0-9.]+) s.*/\1/' <<<"$zstd_walk")
 # The time order of all CPUs' events, which pairing needs beyond the walk (one thread).
 fl_merge=$(floor merge "$RAW")
+# perf.data: each round sorted and merged with what the one before left (as perf orders samples).
+fl_merge_perf=$(floor merge "$PERF")
 fl_walk_zlib=$(floor zlib-walk "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
@@ -103,6 +108,9 @@ echo "each core alone (bench_floor $cores)"
 awk -v c="$fl_walk_zstd_cpu" -v m="$fl_merge" -v n="$(nproc)" -v zs="$fl_zstd" -v es="$es_wall" 'BEGIN{
   f = (c + m) / n
   printf "lean report floor, zstd: (zstd walk cpu %.3f s + time merge %.3f s) / %d cores = %.3f s (%.2fx the decompression); exitscope %.1fx it\n", c, m, n, f, f / zs, es / f }'
+awk -v c="$fl_walk_perf_cpu" -v m="$fl_merge_perf" -v n="$(nproc)" -v pd="$pd_wall" -v pk="$pk_wall" 'BEGIN{
+  f = (c + m) / n
+  printf "lean report floor, perf.data: (walk cpu %.3f s + round sort and merge %.3f s) / %d cores = %.3f s; 8x perf kvm stat = %.3f s (%.1fx the lean floor); exitscope %.1fx the lean floor\n", c, m, n, f, pk / 8, (pk / 8) / f, pd / f }'
 awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
     -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" -v wp="$fl_walk_perf" -v wz="$fl_walk_zstd" 'BEGIN{
   printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes, %.1fx their pread; ", pd / tp, pk / tp, pd / rp

@@ -17,7 +17,10 @@
 //   bench_floor merge FILE   a version 6 trace.dat's per-CPU events (walked first, untimed) merged into
 //                            one time order on one thread, each then walked as above: what pairing
 //                            a thread's exit and entry across CPUs costs beyond the walk (one thread,
-//                            whatever -j says; a report spends it beside the walk's CPU time)
+//                            whatever -j says; a report spends it beside the walk's CPU time). On a
+//                            perf.data: each round sorted and merged with what the one before left,
+//                            as perf and exitscope order its samples (the sort could run on other
+//                            cores; here it is timed with the merge).
 //   bench_floor cores FILE   the first 32 MB of FILE decompressed (zstd, 1 MB chunks) on each core in
 //                            turn, pinned: how fast each core is now. On this VM one vCPU is at times
 //                            ~1.4x slower than the other for minutes (a busy sibling thread, a lower
@@ -46,11 +49,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/byte_reader.h"  // header only: LoadLe16/32/64
+#include "base/sorted_runs.h"  // header only: SortAscendingRuns, as the perf.data reader sorts a round
 
 using exitscope::LoadLe16;
 using exitscope::LoadLe32;
@@ -523,6 +528,80 @@ double TimeMerge(int fd, size_t size, int runs, uint64_t* walked) {
   return best;
 }
 
+// `merge` on a perf.data: its samples in file order are a few ascending runs per round (perf copies
+// each CPU's buffer in turn), so every reader sorts each round and merges it with what the round
+// before left (perf's ordered events: what is not later than the newest time read before the
+// previous round's end may go). The records are walked first (untimed) into (time, thread, type);
+// the timed part sorts each round (runs merged pairwise, as exitscope's reader does), merges it
+// into what is pending and hands each event that may go to the Walker, on one thread. A reader can
+// sort rounds on other cores; the merge it cannot.
+struct RoundEvent {
+  uint64_t ts;
+  uint32_t seq;  // file order: the tie-break that makes the order total
+  uint32_t tid;
+  uint16_t type;
+};
+
+double TimeMergePerf(const std::vector<uint8_t>& file, int runs, uint64_t* walked) {
+  PerfLayout l;
+  if (!PerfLayoutOf(file, &l)) return 0;
+  std::vector<RoundEvent> events;
+  std::vector<size_t> round_ends;  // into events
+  const uint8_t* data = file.data() + l.data_offset;
+  const size_t need = l.raw_at + 2;
+  for (uint64_t pos = 0; pos + 8 <= l.data_size;) {
+    const uint32_t type = LoadLe32(data + pos);
+    const uint16_t size = LoadLe16(data + pos + 6);
+    if (size < 8 || pos + size > l.data_size) break;
+    const uint8_t* body = data + pos + 8;
+    if (type == 9 && size >= 8 + need) {  // PERF_RECORD_SAMPLE
+      events.push_back({LoadLe64(body + l.time_at), static_cast<uint32_t>(events.size()), LoadLe32(body + l.tid_at),
+                        LoadLe16(body + l.raw_at)});
+    } else if (type == 68) {  // PERF_RECORD_FINISHED_ROUND (a perf tool record type)
+      round_ends.push_back(events.size());
+    }
+    pos += size;
+  }
+  round_ends.push_back(events.size());
+  const auto by_time = [](const RoundEvent& a, const RoundEvent& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+  };
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    std::vector<RoundEvent> work = events;  // sorted in place: a fresh copy each run (untimed)
+    Walker w;
+    best = std::min(best, OnThreads(
+                              1,
+                              [&](unsigned) {
+                                std::vector<RoundEvent> scratch, pending, merged;
+                                uint64_t newest = 0, limit = 0;
+                                size_t from = 0;
+                                for (size_t end : round_ends) {
+                                  RoundEvent* first = work.data() + from;
+                                  RoundEvent* last = work.data() + end;
+                                  exitscope::SortAscendingRuns(first, last, by_time, &scratch);
+                                  merged.clear();
+                                  std::merge(pending.begin(), pending.end(), first, last, std::back_inserter(merged),
+                                             by_time);
+                                  size_t go = 0;
+                                  while (go < merged.size() && merged[go].ts <= limit) {
+                                    w.On(merged[go].ts, merged[go].tid, merged[go].type);
+                                    ++go;
+                                  }
+                                  pending.assign(merged.begin() + static_cast<ptrdiff_t>(go), merged.end());
+                                  for (const RoundEvent* e = first; e != last; ++e) newest = std::max(newest, e->ts);
+                                  limit = newest;
+                                  from = end;
+                                }
+                                for (const RoundEvent& e : pending) w.On(e.ts, e.tid, e.type);
+                                sink += w.Checksum();
+                              },
+                              best));
+    *walked = w.events;
+  }
+  return best;
+}
+
 // Decompresses `packed` (zstd frames of `lengths` bytes) on one thread pinned to `cpu`, best of
 // `runs`; 0 when the thread cannot run there.
 double DecompressOnCore(int cpu, const std::vector<std::vector<uint8_t>>& packed, const std::vector<size_t>& lengths,
@@ -685,7 +764,10 @@ int main(int argc, char** argv) {
   } else if (mode == "zstd-walk" || mode == "zlib-walk") {
     best = TimeWalkTrace(fd, size, mode == "zstd-walk", chunk, threads, runs, &walked);
   } else if (mode == "merge") {
-    best = TimeMerge(fd, size, runs, &walked);
+    // A perf.data (its magic) or a version 6 trace.dat.
+    char magic[8] = {};
+    const bool perf = ::pread(fd, magic, 8, 0) == 8 && std::memcmp(magic, "PERFILE2", 8) == 0;
+    best = perf ? TimeMergePerf(ReadWhole(fd, size), runs, &walked) : TimeMerge(fd, size, runs, &walked);
     threads = 1;
   } else if (mode == "cores") {
     return Cores(fd, size, runs);

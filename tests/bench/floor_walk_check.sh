@@ -35,6 +35,7 @@ check zstd-walk "$tmp/v6.dat" "$want_dat"
 check zlib-walk "$tmp/v6.dat" "$want_dat"
 # The merge hands on every event of every CPU once, as the walks do.
 check merge "$tmp/v6.dat" "$want_dat"
+check merge "$dir/perf.data" "$want_perf"
 # One thread and many: the cuts between parts lose no record.
 out=$("$floor" --runs 1 -j 1 walk "$dir/perf.data")
 [[ "$out" == *", $want_perf events walked" ]] || { echo "FAIL: -j 1: $out"; fail=1; }
