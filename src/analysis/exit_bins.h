@@ -30,7 +30,7 @@ class ExitBinner : public ExitSampleSink {
   static uint64_t LatencyBucketLow(uint32_t bucket);   // inclusive
   static uint64_t LatencyBucketHigh(uint32_t bucket);  // exclusive
 
-  explicit ExitBinner(const TraceMeta& meta) : meta_(meta), vms_(meta) {}
+  explicit ExitBinner(const TraceMeta& meta) : vms_(meta) {}
   void SetOrigin(uint64_t first_ts_ns) { origin_ns_ = first_ts_ns; }
   void OnExitSample(const ExitSample& s) override { Add(s, true); }
   void OnUntimedExit(const ExitSample& s) override { Add(s, false); }
@@ -61,7 +61,6 @@ class ExitBinner : public ExitSampleSink {
   void Add(const ExitSample& s, bool timed);
   void Coarsen();  // bin_ns_ doubles, adjacent bins of every cell merged
 
-  const TraceMeta& meta_;
   VmGrouper vms_;
   uint64_t origin_ns_ = 0;
   uint64_t bin_ns_ = kFirstBinNs;
