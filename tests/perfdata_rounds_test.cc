@@ -281,7 +281,7 @@ TEST(PerfDataRoundsTest, ReaderLetGoEarlyStopsItsThreads) {
       std::vector<uint64_t> got;
       KvmEventBatch b;
       for (size_t i = 0; i < batches && (*src)->NextBatch(&b); ++i) {
-        for (const KvmEvent& x : b.events) got.push_back(x.ts_ns);
+        ForEachEvent(b, [&](const KvmEvent& x, const LostEvents*) { got.push_back(x.ts_ns); });
       }
       EXPECT_EQ(got.size() > 0, batches > 0) << chunk_bytes;
       got.resize(std::min(got.size(), want.size()));

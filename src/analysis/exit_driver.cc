@@ -30,13 +30,13 @@ ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pa
   uint64_t next_progress = kProgressEvery;
   while (source.NextBatch(&batch)) {
     if (run.events == 0) {
-      run.first_ts_ns = batch.events.front().ts_ns;
+      run.first_ts_ns = batch.front().ts_ns;
       if (options.on_start) options.on_start(run.first_ts_ns);
     }
     if (run.isa_seen == Isa::kUnknown) {
-      for (const KvmEvent& e : batch.events) {
-        if (e.kind == EventKind::kExit) {
-          run.isa_seen = e.isa;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (batch[i].kind == EventKind::kExit) {
+          run.isa_seen = batch[i].isa;
           break;
         }
       }
@@ -58,8 +58,8 @@ ExitRun DriveExits(KvmEventSource& source, ExitSampleSink* sink, Diagnostics* pa
         pairer.OnEvent(e);
       });
     }
-    run.events += batch.events.size();
-    run.last_ts_ns = batch.events.back().ts_ns;
+    run.events += batch.size();
+    run.last_ts_ns = batch.back().ts_ns;
     if (options.progress && run.events >= next_progress) {
       options.progress(source.bytes_done(), source.bytes_total());
       next_progress = run.events + kProgressEvery;

@@ -555,6 +555,7 @@ class DecodingSource : public KvmEventSource {
     // A marker on skipped records at the very end has no event to go with: Next drops it too.
     if (n == 0) CountSkipped();
     batch->events = {events_.data(), n};
+    batch->refs = {};
     batch->losses = losses_;
     return n != 0;
   }

@@ -14,6 +14,7 @@ bool KvmEventSource::NextBatch(KvmEventBatch* batch) {
     ++n;
   }
   batch->events = {batch_events_.data(), n};
+  batch->refs = {};
   batch->losses = batch_losses_;
   return n != 0;
 }

@@ -38,10 +38,18 @@ struct LossAt {
   LostEvents lost;
 };
 
-// A run of events in time order, read in place; valid until the source is called again.
+// A run of events in time order, read in place; valid until the source is called again. A source
+// whose events lie where it decoded them, not in time order (the perf.data rounds: decoded per
+// chunk, then merged), hands pointers to them (`refs`) instead of copying each into a run.
 struct KvmEventBatch {
-  std::span<const KvmEvent> events;
-  std::span<const LossAt> losses;  // by index, at most one per event
+  std::span<const KvmEvent> events;       // the run, when refs is empty
+  std::span<const KvmEvent* const> refs;  // else the events, one pointer each
+  std::span<const LossAt> losses;         // by index, at most one per event
+
+  size_t size() const { return refs.empty() ? events.size() : refs.size(); }
+  const KvmEvent& operator[](size_t i) const { return refs.empty() ? events[i] : *refs[i]; }
+  const KvmEvent& front() const { return (*this)[0]; }
+  const KvmEvent& back() const { return (*this)[size() - 1]; }
 };
 
 // Events a source that decodes into a buffer hands per batch: a few tens of KB, warm when consumed.
@@ -52,9 +60,16 @@ inline constexpr size_t kKvmEventBatchSize = 512;
 template <typename Fn>  // void(const KvmEvent&, const LostEvents* lost)
 inline void ForEachEvent(const KvmEventBatch& batch, Fn&& fn) {
   size_t loss = 0;
-  for (size_t i = 0; i < batch.events.size(); ++i) {
-    const bool lost = loss < batch.losses.size() && batch.losses[loss].index == i;
-    fn(batch.events[i], lost ? &batch.losses[loss++].lost : nullptr);
+  auto each = [&](const auto& events, const auto& deref) {  // one loop per kind: no test per event
+    for (size_t i = 0; i < events.size(); ++i) {
+      const bool lost = loss < batch.losses.size() && batch.losses[loss].index == i;
+      fn(deref(events[i]), lost ? &batch.losses[loss++].lost : nullptr);
+    }
+  };
+  if (batch.refs.empty()) {
+    each(batch.events, [](const KvmEvent& e) -> const KvmEvent& { return e; });
+  } else {
+    each(batch.refs, [](const KvmEvent* e) -> const KvmEvent& { return *e; });
   }
 }
 

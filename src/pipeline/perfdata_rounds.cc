@@ -160,14 +160,17 @@ class ParallelPerfDataSource : public KvmEventSource {
       if (lost) *lost = out_losses_[out_loss_pos_].lost;
       ++out_loss_pos_;
     }
-    *event = out_events_[out_pos_++];
+    *event = *out_events_[out_pos_++];
     return true;
   }
 
+  // The events where their chunks hold them (no copy of each into a run): the chunks stay until
+  // the next call (RetireChunks at Fill's start).
   bool NextBatch(KvmEventBatch* batch) override {
     bool any = Fill();
     out_pos_ = out_events_.size();
-    batch->events = out_events_;
+    batch->events = {};
+    batch->refs = out_events_;
     batch->losses = out_losses_;
     return any;
   }
@@ -343,8 +346,10 @@ class ParallelPerfDataSource : public KvmEventSource {
 
   // ---- the caller's thread: PerfSampleStream's release rule, then MakeDecodingSource's markers ----
 
-  // Fills out_events_ / out_losses_ with the next events; false at the end.
+  // Fills out_events_ / out_losses_ with the next events; false at the end. The chunks the last
+  // batch pointed into, all handed out, are given back to the workers first.
   bool Fill() {
+    RetireChunks();
     out_events_.clear();
     out_losses_.clear();
     while (out_events_.size() < kOutBatch) {
@@ -388,7 +393,10 @@ class ParallelPerfDataSource : public KvmEventSource {
       if (merged_round_ >= c.rounds.size()) {
         FoldCounts(c);
         merged_round_ = 0;
-        RetireChunks(merged_chunk_ + 1);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          ++merged_chunk_;
+        }
         cv_.notify_all();
         continue;
       }
@@ -510,7 +518,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       out_losses_.push_back({static_cast<uint32_t>(out_events_.size()), acc_lost_});
       acc_lost_.cpu = -1;
     }
-    out_events_.push_back(c.events[e.ref]);
+    out_events_.push_back(&c.events[e.ref]);
   }
 
   void FoldCounts(const Chunk& c) {
@@ -523,10 +531,10 @@ class ParallelPerfDataSource : public KvmEventSource {
     last_ts_ns_ = std::max(last_ts_ns_, c.last_ts_ns);
   }
 
-  // Chunks merged whose entries were all handed out give their buffers back to the workers.
-  void RetireChunks(size_t merged) {
+  // Chunks merged whose entries were all handed out give their buffers back to the workers: only
+  // once no batch handed out points into them.
+  void RetireChunks() {
     std::lock_guard<std::mutex> lock(mu_);
-    merged_chunk_ = merged;
     while (retired_ < merged_chunk_ && chunk(retired_).remaining == 0) {
       Chunk& c = chunk(retired_++);
       c.events.clear();
@@ -591,9 +599,9 @@ class ParallelPerfDataSource : public KvmEventSource {
   size_t ready_pos_ = 0, ready_end_ = 0;
   uint64_t max_ts_ns_ = 0, chunk_start_max_ns_ = 0, flush_limit_ns_ = 0, last_emitted_ns_ = 0;
   bool have_flush_limit_ = false;
-  LostEvents stream_lost_;         // PerfSampleStream's pending_lost_
-  LostEvents acc_lost_{-1, 0, 0};  // MakeDecodingSource's marker over skipped records
-  std::vector<KvmEvent> out_events_;
+  LostEvents stream_lost_;                   // PerfSampleStream's pending_lost_
+  LostEvents acc_lost_{-1, 0, 0};            // MakeDecodingSource's marker over skipped records
+  std::vector<const KvmEvent*> out_events_;  // into the chunks' events
   std::vector<LossAt> out_losses_;
   size_t out_pos_ = 0, out_loss_pos_ = 0;
   uint64_t bad_samples_ = 0, size_mismatches_ = 0, without_raw_ = 0, out_of_order_ = 0, skipped_ = 0;

@@ -143,12 +143,14 @@ class SlicedTraceDatSource : public KvmEventSource {
           carry_lost_.cpu = -1;
         }
         batch->events = std::span<const KvmEvent>(cur_->events).subspan(pos_);
+        batch->refs = {};
         batch->losses = batch_losses_;
         pos_ = cur_->events.size();
         return true;
       }
       if (!NextSlice()) {
         batch->events = {};
+        batch->refs = {};
         batch->losses = {};
         return false;
       }
