@@ -12,6 +12,7 @@
 #include "decode/kvm_decoder.h"
 #include "sort/cpu_merger.h"
 #include "base/byte_reader.h"
+#include "base/thread_priority.h"
 #include "pipeline/tracedat_reader.h"
 #include "sources/tracedat/tracedat_pages.h"
 
@@ -26,6 +27,14 @@ constexpr uint64_t kMaxRecordlessPages = 64;
 constexpr uint64_t kSmallestRecordBytes = 28;
 // Slices decoded ahead of the one being handed out, per worker.
 constexpr size_t kAheadPerWorker = 2;
+// Nice steps the workers take below the caller's thread. The caller's thread hands the slices on in
+// order and pairs and aggregates them (or advises on them): when it is the slower side, workers and
+// caller outnumber the cores and a worker running ahead takes a third of its core from it. Below it,
+// a worker runs when the caller's thread waits for a slice, and shares its core at 3:1 otherwise.
+// `advise` on an uncompressed 10.1 M-event trace, 2 cores, paired runs: 0.46 -> 0.37 s at 5 (0.36 s
+// at 10, 0.35 s at 19); `report`, whose workers are the slower side, unchanged. 5, not more: on a
+// busy host the workers still get a fair part of a core beside other processes' threads.
+constexpr int kWorkerNice = 5;
 
 // How one slice walked one CPU's pages: what the checks after the run need.
 struct CpuWalk {
@@ -274,6 +283,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   }
 
   void Work() {
+    LowerThreadPriority(kWorkerNice);
     // Each CPU's pages of a slice are read (pread) into one of these, kept from slice to slice.
     std::vector<std::vector<uint8_t>> reads(cpus_.size());
     for (;;) {
