@@ -3,10 +3,14 @@
 // start must be the same, however small the slices and however many threads. And a trace whose
 // time goes back must be flagged, and `report` must then give the sequential answer.
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "model/event_source.h"
@@ -344,6 +348,33 @@ TEST_F(SlicedReaderTest, LossMarkersCrossPagesWithoutRecords) {
     }
     EXPECT_EQ(any_again, run > 64) << "run of " << run << " empty pages";
   }
+}
+
+// The workers run 5 nice steps below the thread that reads from the source (kWorkerNice), which
+// keeps its own: when that thread is the slower side it is not the one a worker takes a core from.
+TEST_F(SlicedReaderTest, WorkersRunBelowTheReadingThread) {
+  std::string path = Uncompressed(CasePath(kCases[2]), "bench-svm", 6);
+  auto nice_of = [](const std::string& tid) {
+    std::ifstream in("/proc/self/task/" + tid + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 0; i <= 16; ++i) fields >> field;  // state is field 3, nice field 19 (proc(5))
+    return std::stoi(field);
+  };
+  const std::string me = std::to_string(::syscall(SYS_gettid));
+  const int mine = nice_of(me);
+  auto src = OpenTraceDatSliced(path, 2, 4096);
+  ASSERT_TRUE(src.ok());
+  ASSERT_GT(SliceCount(**src), 3u);
+  KvmEventBatch batch;
+  ASSERT_TRUE((*src)->NextBatch(&batch));  // the workers have run
+  std::vector<int> others;
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    if (task.path().filename() != me) others.push_back(nice_of(task.path().filename()));
+  }
+  EXPECT_EQ(nice_of(me), mine);
+  EXPECT_EQ(std::count(others.begin(), others.end(), std::min(mine + 5, 19)), 2) << "two workers";
 }
 
 TEST_F(SlicedReaderTest, CompressedTracesAreReadSequentially) {
