@@ -1,6 +1,5 @@
 // LowerThreadPriority (base/thread_priority.h): the calling thread's nice value goes up, the
-// process's other threads keep theirs, and the sliced trace.dat reader's workers run below the
-// thread that reads from it.
+// process's other threads keep theirs (the sliced reader's use: tracedat_slices_test.cc).
 #include "base/thread_priority.h"
 
 #include <gtest/gtest.h>
@@ -9,12 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string>
+#include <cerrno>
 #include <thread>
-#include <vector>
 
 namespace exitscope {
 namespace {

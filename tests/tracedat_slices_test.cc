@@ -3,14 +3,15 @@
 // start must be the same, however small the slices and however many threads. And a trace whose
 // time goes back must be flagged, and `report` must then give the sequential answer.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <thread>
 #include <vector>
 
 #include "model/event_source.h"
@@ -355,26 +356,31 @@ TEST_F(SlicedReaderTest, LossMarkersCrossPagesWithoutRecords) {
 TEST_F(SlicedReaderTest, WorkersRunBelowTheReadingThread) {
   std::string path = Uncompressed(CasePath(kCases[2]), "bench-svm", 6);
   auto nice_of = [](const std::string& tid) {
-    std::ifstream in("/proc/self/task/" + tid + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 0; i <= 16; ++i) fields >> field;  // state is field 3, nice field 19 (proc(5))
-    return std::stoi(field);
+    return getpriority(PRIO_PROCESS, static_cast<id_t>(std::stoi(tid)));  // a thread's own (Linux)
   };
   const std::string me = std::to_string(::syscall(SYS_gettid));
   const int mine = nice_of(me);
+  const int lowered = std::min(mine + 5, 19);
   auto src = OpenTraceDatSliced(path, 2, 4096);
   ASSERT_TRUE(src.ok());
   ASSERT_GT(SliceCount(**src), 3u);
   KvmEventBatch batch;
-  ASSERT_TRUE((*src)->NextBatch(&batch));  // the workers have run
-  std::vector<int> others;
-  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
-    if (task.path().filename() != me) others.push_back(nice_of(task.path().filename()));
+  ASSERT_TRUE((*src)->NextBatch(&batch));
+  // Both workers live until the source goes; one may not have been scheduled yet: wait for it.
+  auto workers_lowered = [&] {
+    int n = 0;
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+      const std::string tid = task.path().filename();
+      if (tid != me && nice_of(tid) == lowered) ++n;
+    }
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (workers_lowered() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  EXPECT_EQ(workers_lowered(), 2) << "two workers";
   EXPECT_EQ(nice_of(me), mine);
-  EXPECT_EQ(std::count(others.begin(), others.end(), std::min(mine + 5, 19)), 2) << "two workers";
 }
 
 TEST_F(SlicedReaderTest, CompressedTracesAreReadSequentially) {
