@@ -1,14 +1,20 @@
 // ChunkPrefetcher on chunk tables built here (codec "none": a chunk's bytes are its pages), where
 // the count and the CPU's size agree, part, or the file is cut: which chunks come out and how the
-// stream says it ended, on the worker thread and inline alike. The same claims on real traces are
-// damaged in tests/tracedat_damage_test.cc.
+// stream says it ended, on the worker thread and inline alike, in place and read from a file (pread).
+// The same claims on real traces are damaged in tests/tracedat_damage_test.cc.
 #include "sources/tracedat/chunk_prefetcher.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "sources/mapped_file.h"
 
 namespace exitscope {
 namespace {
@@ -32,15 +38,61 @@ std::vector<uint8_t> Table(uint32_t count, int chunks, uint64_t* chunk_bytes) {
   return b;
 }
 
+// Tables written one after another to a file (after a few other bytes, so none starts at offset
+// 0) and mapped: a prefetcher given the file reads them with pread. Each tail runs to the file's end.
+struct TableFile {
+  std::unique_ptr<MappedFile> file;
+  std::vector<std::span<const uint8_t>> tails;
+};
+
+TableFile WriteTables(const std::vector<std::vector<uint8_t>>& tables) {
+  static int serial = 0;
+  const std::string path =
+      ::testing::TempDir() + "/exitscope-prefetch-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+  std::vector<uint8_t> all(3, 0xee);
+  std::vector<size_t> at;
+  for (const auto& t : tables) {
+    at.push_back(all.size());
+    all.insert(all.end(), t.begin(), t.end());
+  }
+  FILE* f = std::fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  if (f) {
+    EXPECT_EQ(std::fwrite(all.data(), 1, all.size(), f), all.size());
+    std::fclose(f);
+  }
+  TableFile out;
+  auto file = MappedFile::Open(path);
+  ::unlink(path.c_str());  // the mapping and the descriptor pread reads from stay
+  EXPECT_TRUE(file.ok());
+  if (!file.ok()) return out;
+  out.file = std::move(file.value());
+  EXPECT_TRUE(out.file->mapped());
+  for (size_t a : at) out.tails.push_back(out.file->bytes().subspan(a));
+  return out;
+}
+
 struct Read {
   std::string chunks;  // each chunk's bytes, '|' after each
   ChunkPrefetcher::StreamEnd end;
 };
 
-Read ReadAll(const std::vector<uint8_t>& tail, uint64_t size, bool threaded) {
-  ChunkPrefetcher p(Codec::kNone);
+struct Mode {
+  bool threaded;
+  bool pread;  // the table read from a file, not in place
+};
+
+Read ReadAll(const std::vector<uint8_t>& table, uint64_t size, Mode mode) {
+  TableFile tf;
+  std::span<const uint8_t> tail(table);
+  if (mode.pread) {
+    tf = WriteTables({table});
+    if (tf.tails.empty()) return {};
+    tail = tf.tails[0];
+  }
+  ChunkPrefetcher p(Codec::kNone, tf.file.get());
   const int s = p.AddStream(tail, size);
-  if (threaded) p.Start();
+  if (mode.threaded) p.Start();
   Read r;
   ChunkPrefetcher::Chunk c;
   while (p.Next(s, &c, &r.end)) {
@@ -50,7 +102,7 @@ Read ReadAll(const std::vector<uint8_t>& tail, uint64_t size, bool threaded) {
   return r;
 }
 
-class ChunkPrefetcherClaims : public ::testing::TestWithParam<bool> {};
+class ChunkPrefetcherClaims : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(ChunkPrefetcherClaims, AgreeingClaimsReadEveryChunkUnflagged) {
   uint64_t bytes = 0;
@@ -121,12 +173,18 @@ TEST_P(ChunkPrefetcherClaims, NoCountAtAllIsTruncated) {
   EXPECT_TRUE(r.end.truncated);
 }
 
-INSTANTIATE_TEST_SUITE_P(InlineAndThreaded, ChunkPrefetcherClaims, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "threaded" : "inline"; });
+INSTANTIATE_TEST_SUITE_P(InlineAndThreaded, ChunkPrefetcherClaims,
+                         ::testing::Values(Mode{false, false}, Mode{true, false}, Mode{false, true}, Mode{true, true}),
+                         [](const auto& info) {
+                           return std::string(info.param.threaded ? "threaded" : "inline") +
+                                  (info.param.pread ? "_pread" : "_in_place");
+                         });
 
 // Several CPUs' tables decompressed ahead on one to three threads (each CPU on one thread at a
 // time): every stream's chunks come out whole and in file order, read in turn as the CPU merger
-// does, and each stream ends as it does inline.
+// does, and each stream ends as it does inline. Read from a file too: the 2000-chunk table (2 MB)
+// spans many of a stream's pread buffers, with chunks across their ends, and one chunk is larger
+// than a buffer.
 TEST(ChunkPrefetcherThreads, EveryStreamInOrderOnSeveralThreads) {
   std::vector<std::vector<uint8_t>> tables;
   std::vector<uint64_t> sizes;
@@ -135,9 +193,21 @@ TEST(ChunkPrefetcherThreads, EveryStreamInOrderOnSeveralThreads) {
     tables.push_back(Table(static_cast<uint32_t>(chunks), chunks, &bytes));
     sizes.push_back(bytes);
   }
-  auto read = [&](unsigned threads) {
-    ChunkPrefetcher p(Codec::kNone);
-    for (size_t i = 0; i < tables.size(); ++i) p.AddStream(tables[i], sizes[i]);
+  {  // one chunk of 200 KB
+    std::vector<uint8_t>& t = tables.emplace_back();
+    PutU32(&t, 1);
+    PutU32(&t, 200 << 10);
+    PutU32(&t, 200 << 10);
+    t.insert(t.end(), 200 << 10, 'z');
+    sizes.push_back(t.size() - kChunkCountSize);
+  }
+  const TableFile tf = WriteTables(tables);
+  ASSERT_EQ(tf.tails.size(), tables.size());
+  auto read = [&](unsigned threads, bool pread = false) {
+    ChunkPrefetcher p(Codec::kNone, pread ? tf.file.get() : nullptr);
+    for (size_t i = 0; i < tables.size(); ++i) {
+      p.AddStream(pread ? tf.tails[i] : std::span<const uint8_t>(tables[i]), sizes[i]);
+    }
     if (threads) p.Start(threads);
     std::vector<std::string> got(tables.size());
     std::vector<bool> done(tables.size());
@@ -160,8 +230,13 @@ TEST(ChunkPrefetcherThreads, EveryStreamInOrderOnSeveralThreads) {
   };
   const std::vector<std::string> want = read(0);
   EXPECT_EQ(want[0].size(), 2000u * 2001 / 2 + 2000);  // chunk i: i + 1 bytes and its '|'
+  EXPECT_EQ(want.back().size(), (200u << 10) + 1);
+  EXPECT_EQ(read(0, /*pread=*/true), want);
   for (int round = 0; round < 5; ++round) {
-    for (unsigned threads : {1u, 2u, 3u}) EXPECT_EQ(read(threads), want) << threads << " threads";
+    for (unsigned threads : {1u, 2u, 3u}) {
+      EXPECT_EQ(read(threads), want) << threads << " threads";
+      EXPECT_EQ(read(threads, /*pread=*/true), want) << threads << " threads, pread";
+    }
   }
 }
 

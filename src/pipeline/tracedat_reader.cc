@@ -64,7 +64,7 @@ class TraceDatReader : public RawEventSource {
 
  private:
   void AddStreams(const TraceDatLayout& l, unsigned prefetch_threads = 1) {
-    if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec);
+    if (l.data_compressed) prefetcher_ = std::make_unique<ChunkPrefetcher>(l.codec, shared_.file.get());
     const uint64_t file_size = shared_.file->bytes().size();
     reads_.resize(l.cpus.size());  // not resized again: the streams keep pointers to these
     for (size_t i = 0; i < l.cpus.size(); ++i) {

@@ -40,6 +40,7 @@ int ChunkPrefetcher::AddStream(std::span<const uint8_t> tail, uint64_t size) {
   s.size = size;
   // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
   s.end = std::min<uint64_t>(size + kChunkCountSize, tail.size());
+  if (file_) s.file_offset = static_cast<uint64_t>(tail.data() - file_->bytes().data());
   ByteReader r(tail);
   s.chunks_left = r.U32();
   if (!r.ok()) {
@@ -75,14 +76,26 @@ void ChunkPrefetcher::CheckEnd(Stream& s) {
   s.how.count_mismatch = true;
 }
 
+std::span<const uint8_t> ChunkPrefetcher::View(Stream& s, uint64_t pos, uint64_t n) const {
+  if (!file_ || !file_->mapped()) return s.region.subspan(pos, n);
+  if (pos < s.read_pos || pos + n > s.read_pos + s.read.size()) {
+    const uint64_t len = std::min<uint64_t>(std::max<uint64_t>(n, kReadBytes), s.end - pos);
+    s.read.resize(len);
+    file_->ReadAt(s.file_offset + pos, len, s.read.data());
+    s.read_pos = pos;
+  }
+  return std::span<const uint8_t>(s.read).subspan(pos - s.read_pos, n);
+}
+
 // Reads the header and bytes of the chunk at s.pos below s.end; false when it is not all there.
-bool ChunkPrefetcher::ReadChunk(const Stream& s, uint32_t* usize, std::span<const uint8_t>* data) {
-  ByteReader r(s.region.first(s.end));
-  r.Seek(s.pos);
-  const uint32_t csize = r.U32();
-  *usize = r.U32();
-  *data = r.Bytes(csize);
-  return r.ok();
+bool ChunkPrefetcher::ReadChunk(Stream& s, uint32_t* usize, std::span<const uint8_t>* data) const {
+  if (s.pos > s.end || s.end - s.pos < kCompressedBlockHeaderSize) return false;
+  ByteReader h(View(s, s.pos, kCompressedBlockHeaderSize));
+  const uint32_t csize = h.U32();
+  *usize = h.U32();
+  if (csize > s.end - s.pos - kCompressedBlockHeaderSize) return false;
+  *data = View(s, s.pos + kCompressedBlockHeaderSize, csize);
+  return true;
 }
 
 bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor) {

@@ -17,6 +17,9 @@
 //   (0 in the worst case); they are read too (StreamEnd::count_mismatch).
 // A walk at open would touch every page of the data before the first chunk is decompressed: ~5 % of
 // a report's time, on one core, and a larger resident set.
+// Given the MappedFile the tails lie in, chunks are read with pread (kReadBytes at a time per stream),
+// not through the mapping: no page of the compressed data is mapped in, so none counts as resident
+// (only the rare look-ahead over headers where the claims part reads the mapping).
 #pragma once
 
 #include <condition_variable>
@@ -28,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "sources/mapped_file.h"
 #include "sources/tracedat/decompressor.h"
 #include "sources/tracedat/tracedat_format.h"
 
@@ -48,13 +52,15 @@ class ChunkPrefetcher {
     bool count_mismatch = false;  // whole chunks follow the count's, up to the size: read as well
   };
 
-  explicit ChunkPrefetcher(Codec codec) : decompressor_(codec) {}
+  // `file`: the file the tails lie in, read with pread (nullptr: read in place, as a view).
+  explicit ChunkPrefetcher(Codec codec, const MappedFile* file = nullptr) : decompressor_(codec), file_(file) {}
   ~ChunkPrefetcher();
   ChunkPrefetcher(const ChunkPrefetcher&) = delete;
   ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
 
   // Registers one CPU's chunk table, `tail` the file from its count to the file's end and `size` the
-  // CPU's size in the BUFFER option; returns its stream index. Call before Start().
+  // CPU's size in the BUFFER option; returns its stream index. Call before Start(). With a file,
+  // `tail` is a span of its bytes().
   int AddStream(std::span<const uint8_t> tail, uint64_t size);
   // Starts the worker threads (each stream is decompressed by one of them at a time, in order).
   void Start(unsigned threads = 1);
@@ -65,8 +71,10 @@ class ChunkPrefetcher {
  private:
   // The workers fill each stream up to its share of kAheadBytes of decompressed chunks, then sleep
   // until the consumer drained half: with 40 KB chunks one wake-up per chunk cost ~3,400 context
-  // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size.
-  static constexpr size_t kAheadBytes = 8 << 20;
+  // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size. 4 MB (and 2 MB
+  // for kReuseAfterBytes) ran as fast as 8 MB (4 MB) in paired runs on a 10 M-event trace, and a
+  // 1 M-event one now fills them as a 30 M one does: the same peak resident set at every size.
+  static constexpr size_t kAheadBytes = 4 << 20;
   static constexpr size_t kMinDepth = 4;
   static constexpr size_t kWakeDepth = 4;  // chunks that wake a consumer sleeping on their stream
   struct Stream {
@@ -78,12 +86,20 @@ class ChunkPrefetcher {
     bool crossed = false;      // looked past `end` once (the size claim)
     bool end_checked = false;  // the count's last chunk was checked against the size
     StreamEnd how;
-    bool done = false;        // set under the lock once the worker produced the last chunk
-    std::deque<Chunk> ready;  // worker → consumer, in file order
-    size_t ready_bytes = 0;   // decompressed bytes in `ready`
-    bool full = false;        // filled to kAheadBytes; not refilled until drained to half
-    bool busy = false;        // a worker is decompressing its next chunk
+    bool done = false;          // set under the lock once the worker produced the last chunk
+    std::deque<Chunk> ready;    // worker → consumer, in file order
+    size_t ready_bytes = 0;     // decompressed bytes in `ready`
+    bool full = false;          // filled to kAheadBytes; not refilled until drained to half
+    bool busy = false;          // a worker is decompressing its next chunk
+    uint64_t file_offset = 0;   // of `region` in the file (pread)
+    std::vector<uint8_t> read;  // region bytes [read_pos, read_pos + read.size()), read with pread
+    uint64_t read_pos = 0;
   };
+  // Bytes a stream reads at a time: a dozen of trace-cmd's chunks (10 pages each, ~5 KB compressed).
+  static constexpr size_t kReadBytes = 64 << 10;
+  // Region bytes [pos, pos + n) of the stream, below s.end: from its read buffer (refilled with pread
+  // when they are not all in it), or in place without a file. Valid until the next call.
+  std::span<const uint8_t> View(Stream& s, uint64_t pos, uint64_t n) const;
   // Reads and decompresses the stream's next chunk into *out; false when the table is done.
   bool Produce(Stream& s, Chunk* out, Decompressor& decompressor);
   // Whether Produce may still find a chunk in the stream.
@@ -92,16 +108,17 @@ class ChunkPrefetcher {
   // ended short of it. Each looks ahead over chunk headers once and settles the stream's end.
   static void CrossSize(Stream& s);
   static void CheckEnd(Stream& s);
-  static bool ReadChunk(const Stream& s, uint32_t* usize, std::span<const uint8_t>* data);
+  bool ReadChunk(Stream& s, uint32_t* usize, std::span<const uint8_t>* data) const;
   void Work();
 
   Decompressor decompressor_;  // the caller's, when inline (each worker has its own)
+  const MappedFile* file_;     // read with pread when set
   std::vector<Stream> streams_;
   // Recycled chunk buffers, oldest first. A worker reuses one only once kReuseAfterBytes are free,
   // and the oldest: writing into a buffer the consumer has just read (its lines still in the other
   // core's caches) made decompression ~2x dearer on this VM when a cache line takes ~400-500 ns
   // between its two vCPUs (bench_floor cores); x27 zstd report, 9 paired runs: 0.53 -> 0.43 s there.
-  static constexpr size_t kReuseAfterBytes = 4 << 20;
+  static constexpr size_t kReuseAfterBytes = 2 << 20;
   std::deque<std::vector<uint8_t>> free_;
   size_t free_bytes_ = 0;  // their capacity
   std::mutex mu_;

@@ -258,7 +258,7 @@ bool TraceDatCpuStream::NextChunk() {
   }
   counters_->bytes_done += chunk_.file_bytes;
   consumed_ += chunk_.file_bytes;
-  ReleaseConsumed();
+  ReleaseConsumed();  // the prefetcher preads its chunks: only a look-ahead over headers mapped pages
   page_pos_ = 0;
   if (chunk_.corrupt) ++counters_->corrupt_chunks;  // skip this chunk, keep going with the next one
   pages_ = chunk_.bytes;
