@@ -8,6 +8,7 @@ build_pkgs=(
   g++ cmake make pkg-config git
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   zlib1g-dev libzstd-dev libelf-dev
+  libdeflate-dev                 # zlib trace.dat chunks: whole-buffer inflate (src/sources/tracedat/decompressor.cc)
   libcli11-dev libfmt-dev nlohmann-json3-dev
   clang libclang-rt-14-dev       # libFuzzer targets and ASan/UBSan
   clang-format                   # scripts/check_format.sh: the one layout (.clang-format)

@@ -19,8 +19,8 @@ SUITE=${SUITE:-bookworm}
 # The userland of the inner host and what exitscope needs to build and run there. trace-cmd's library
 # closure is listed by name (the recipe's `apt-cache depends --recurse` gave exactly these on bookworm).
 PKGS=(busybox-static trace-cmd libtracecmd1 libtracefs1 libtraceevent1 libtraceevent1-plugin
-      libc6 libzstd1 zlib1g libelf1 libfmt9 libstdc++6 libgcc-s1
-      libzstd-dev zlib1g-dev libelf-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+      libc6 libzstd1 zlib1g libdeflate0 libelf1 libfmt9 libstdc++6 libgcc-s1
+      libzstd-dev zlib1g-dev libdeflate-dev libelf-dev libfmt-dev nlohmann-json3-dev libcli11-dev
       libmicrohttpd12 libmicrohttpd-dev libgnutls30 libp11-kit0 libidn2-0 libunistring2 libtasn1-6
       libnettle8 libhogweed6 libgmp10 libffi8)
 # (serve's libmicrohttpd12 and its closure by `apt-cache depends --recurse` on bookworm.)
