@@ -1,6 +1,10 @@
-// tracedat_scale: makes a bigger (or smaller) trace.dat v7 (zstd) from a real one, for the peer
-// benchmark (bench/compare_peers.sh) and for the fuzz seed corpora (fuzz/corpus/).
-// In: a trace.dat v7 whose data is zstd-compressed chunks (what `trace-cmd record` 3.x writes).
+// tracedat_scale: makes a bigger (or smaller) trace.dat v7 (zstd or zlib) from a real one, for the
+// peer benchmark (bench/compare_peers.sh) and for the fuzz seed corpora (fuzz/corpus/).
+// In: a trace.dat v7 whose data is zstd- or zlib-compressed chunks (what `trace-cmd record` 3.x
+// writes); the output keeps the input's codec (zstd level 1 for the data, zlib level 6) or, with
+// --codec, is written in the other one: every compressed section (metadata, strings) and chunk is
+// re-compressed and the header names the codec and the linked library's version, as trace-cmd
+// writes them (so the zlib reader can be timed on the same events as the zstd one).
 // Out: the same file with each CPU's ring-buffer pages repeated N times, every repetition's page
 // and absolute timestamps shifted past the previous one, re-compressed 10 pages a chunk; optionally
 // only the first K pages per CPU, a kallsyms section cut to a few lines, and only some event formats
@@ -10,6 +14,7 @@
 // holding the BUFFER option; everything else (the strings section) follows that and is copied.
 // Only the offsets that move are rewritten; nothing else of the file is generated, so Debian's
 // trace-cmd reads the result as it reads the original.
+#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -55,7 +60,61 @@ struct Options {
   uint64_t max_pages = ~0ull;            // per CPU, before repetition
   long kallsyms_lines = -1;              // -1: keep the section as it is
   std::vector<std::string> keep_events;  // empty: keep every event format
+  Codec codec = Codec::kUnknown;         // kUnknown: the input's
 };
+
+// `plain` compressed with the file's codec into *out (resized to fit): zstd at `zstd_level`, zlib
+// at level 6 (compress2, as trace-cmd's zlib plugin calls it).
+void Compress(Codec codec, const uint8_t* plain, size_t n, int zstd_level, std::vector<uint8_t>* out) {
+  if (codec == Codec::kZlib) {
+    uLongf size = compressBound(static_cast<uLong>(n));
+    out->resize(size);
+    if (compress2(out->data(), &size, plain, static_cast<uLong>(n), 6) != Z_OK) Die("zlib failed");
+    out->resize(size);
+    return;
+  }
+  out->resize(ZSTD_compressBound(n));
+  const size_t size = ZSTD_compress(out->data(), out->size(), plain, n, zstd_level);
+  if (ZSTD_isError(size)) Die("zstd failed");
+  out->resize(size);
+}
+
+// The trailing options section and the sections after it (the strings), each compressed one
+// re-compressed in `codec`.
+std::vector<uint8_t> Transcode(const std::vector<uint8_t>& tail, Decompressor* dec, Codec codec) {
+  ByteReader r(tail);
+  r.Seek(kSectionHeaderSize - 8);
+  uint64_t at = kSectionHeaderSize + r.U64();  // the options section itself stays as it is
+  if (!r.ok() || at > tail.size()) Die("short trailing options section");
+  std::vector<uint8_t> out(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(at));
+  while (at < tail.size()) {
+    ByteReader h(tail);
+    h.Seek(at);
+    const uint16_t id = h.U16(), flags = h.U16();
+    const uint32_t desc = h.U32();
+    const auto body = h.Bytes(h.U64());
+    if (!h.ok()) Die("section past the end of the file");
+    std::vector<uint8_t> plain(body.begin(), body.end()), packed;
+    if (flags & kSectionCompressed) {
+      ByteReader c(body);
+      const uint32_t csize = c.U32(), usize = c.U32();
+      plain.assign(usize, 0);
+      if (!c.ok() || !dec->Decompress(c.Bytes(csize), plain)) Die("bad compressed section");
+      Compress(codec, plain.data(), plain.size(), 3, &packed);
+      plain.clear();
+      AppendLe(&plain, packed.size(), 4);
+      AppendLe(&plain, usize, 4);
+      plain.insert(plain.end(), packed.begin(), packed.end());
+    }
+    AppendLe(&out, id, 2);
+    AppendLe(&out, flags, 2);
+    AppendLe(&out, desc, 4);
+    AppendLe(&out, plain.size(), 8);
+    out.insert(out.end(), plain.begin(), plain.end());
+    at = h.pos();
+  }
+  return out;
+}
 
 // A metadata section's body, decompressed when its flags say so.
 std::vector<uint8_t> SectionBody(const std::vector<uint8_t>& file, uint64_t offset, Decompressor* dec) {
@@ -133,9 +192,12 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   r.U(1);
   r.U(1);
   uint32_t page_size = r.U32();
-  if (r.CString() != "zstd") Die("only zstd-compressed trace.dat is supported");
+  const size_t codec_pos = r.pos();
+  const Codec in_codec = CodecFromName(r.CString());
+  if (in_codec != Codec::kZstd && in_codec != Codec::kZlib) Die("only zstd- or zlib-compressed trace.dat is supported");
   r.CString();
   size_t first_opts_ptr = r.pos();
+  const Codec codec = opt.codec == Codec::kUnknown ? in_codec : opt.codec;
   uint64_t first_opts = r.U64();
   if (!r.ok()) Die("short header");
 
@@ -177,7 +239,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   uint64_t tail_off = LoadLe(file.data() + done_pos, 8);
 
   // Header page layout, from the header-info section ("header_page\0", u64 size, text …).
-  Decompressor dec(Codec::kZstd);
+  Decompressor dec(in_codec);
   PageLayout layout;
   {
     std::vector<uint8_t> body = SectionBody(file, header_info_off, &dec);
@@ -261,8 +323,9 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     k.U16();
     uint32_t desc = k.U32();
     uint64_t size = k.U64();
-    std::vector<uint8_t> packed(ZSTD_compressBound(plain.size()));
-    size_t csize = ZSTD_compress(packed.data(), packed.size(), plain.data(), plain.size(), 3);
+    std::vector<uint8_t> packed;
+    Compress(codec, plain.data(), plain.size(), 3, &packed);
+    const size_t csize = packed.size();
     Replacement rep{offset, kSectionHeaderSize + size, {}};
     AppendLe(&rep.section, id, 2);
     AppendLe(&rep.section, kSectionCompressed, 2);
@@ -325,6 +388,24 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     if (ftrace_off) replace(ftrace_off, none);
     if (printk_off) replace(printk_off, none);
   }
+  if (codec != in_codec) {
+    // Every compressed metadata section in the new codec (those cut down above already are).
+    for (const Reloc& rel : relocs) {
+      if (std::any_of(reps.begin(), reps.end(), [&](const Replacement& x) { return x.offset == rel.value; })) continue;
+      if (LoadLe(file.data() + rel.value + kSectionFlagsOffset, 2) & kSectionCompressed) {
+        replace(rel.value, SectionBody(file, rel.value, &dec));
+      }
+    }
+    // The header's codec name and version.
+    std::vector<uint8_t> names;
+    const std::string name = codec == Codec::kZlib ? "zlib" : "zstd";
+    const std::string version = codec == Codec::kZlib ? zlibVersion() : ZSTD_versionString();
+    names.insert(names.end(), name.begin(), name.end());
+    names.push_back(0);
+    names.insert(names.end(), version.begin(), version.end());
+    names.push_back(0);
+    reps.push_back({codec_pos, first_opts_ptr - codec_pos, std::move(names)});
+  }
   std::sort(reps.begin(), reps.end(), [](const Replacement& a, const Replacement& b) { return a.offset > b.offset; });
   std::vector<uint8_t> out(file.begin(), file.begin() + buffer_section);
   for (const Replacement& rep : reps) {
@@ -339,7 +420,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     return off + d;
   };
   if (!reps.empty()) {
-    PutLe(&out, first_opts_ptr, moved(first_opts), 8);
+    PutLe(&out, moved(first_opts_ptr), moved(first_opts), 8);
     for (const Reloc& rel : relocs) PutLe(&out, moved(rel.pos), moved(rel.value), 8);
   }
   uint64_t new_section = out.size();
@@ -352,8 +433,8 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   std::fwrite(out.data(), 1, out.size(), f);
   uint64_t pos = out.size();
   std::vector<uint8_t> tail(file.begin() + tail_off, file.end());
-  std::vector<uint8_t> chunk(kTraceCmdPagesPerChunk * page_size), packed(ZSTD_compressBound(chunk.size()));
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  if (codec != in_codec) tail = Transcode(tail, &dec, codec);
+  std::vector<uint8_t> chunk(kTraceCmdPagesPerChunk * page_size), packed;
   for (CpuData& c : cpus) {
     uint64_t pages = c.pages.size() / page_size;
     uint64_t total = pages * opt.repeat;
@@ -370,8 +451,8 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
       if (rep) ShiftPage(page, page_size, layout, rep * shift);
       if (++filled == kTraceCmdPagesPerChunk || i + 1 == total) {
-        size_t csize = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), chunk.data(), filled * page_size, 1);
-        if (ZSTD_isError(csize)) Die("zstd failed");
+        Compress(codec, chunk.data(), filled * page_size, 1, &packed);
+        const size_t csize = packed.size();
         hdr.clear();
         AppendLe(&hdr, csize, 4);
         AppendLe(&hdr, filled * page_size, 4);
@@ -385,7 +466,6 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     PutLe(&tail, c.field_pos, start, 8);
     PutLe(&tail, c.field_pos + 8, pos - start - kChunkCountSize, 8);
   }
-  ZSTD_freeCCtx(cctx);
   // Flyrecord section size, the BUFFER's section offset, and DONE → the moved trailing options.
   uint64_t section_size = pos - (new_section + kSectionHeaderSize);
   std::fseek(f, static_cast<long>(new_section + kSectionHeaderSize - 8), SEEK_SET);  // its u64 size
@@ -422,6 +502,8 @@ int main(int argc, char** argv) {
       opt.repeat = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--max-pages" && i + 1 < argc)
       opt.max_pages = std::stoull(argv[++i]);
+    else if (a == "--codec" && i + 1 < argc)
+      opt.codec = exitscope::CodecFromName(argv[++i]);
     else if (a == "--kallsyms-lines" && i + 1 < argc)
       opt.kallsyms_lines = std::stol(argv[++i]);
     else if (a == "--keep-events" && i + 1 < argc) {
@@ -434,11 +516,15 @@ int main(int argc, char** argv) {
     } else
       files.push_back(a);
   }
-  if (files.size() != 2 || opt.repeat == 0) {
-    std::fprintf(
-        stderr,
-        "usage: tracedat_scale [--repeat N] [--max-pages K] [--kallsyms-lines L] [--keep-events a,b] IN.dat OUT.dat\n"
-        "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd)\n");
+  if (files.size() != 2 || opt.repeat == 0 ||
+      (opt.codec != exitscope::Codec::kUnknown && opt.codec != exitscope::Codec::kZstd &&
+       opt.codec != exitscope::Codec::kZlib)) {
+    std::fprintf(stderr,
+                 "usage: tracedat_scale [--repeat N] [--codec zstd|zlib] [--max-pages K] [--kallsyms-lines L] "
+                 "[--keep-events a,b]"
+                 " IN.dat OUT.dat\n"
+                 "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd or zlib: the input's\n"
+                 "  unless --codec says)\n");
     return 64;
   }
   return exitscope::Run(files[0], files[1], opt);
