@@ -3,13 +3,15 @@
 # (same trace.dat) vs `perf kvm stat report --event=vmexit` (the perf.data recorded at the same time).
 # exitscope runs on the trace.dat as trace-cmd 3.x writes it by default (v7, zstd) and on the same
 # trace uncompressed (`trace-cmd convert --file-version 6`, what trace-cmd 2.x and `record
-# --file-version 6` write), with its default threads (one per core) and with -j 1.
+# --file-version 6` write), with its default threads (one per core) and with -j 1, and on the same
+# events as a zlib trace.dat (tracedat_scale --codec zlib: Debian's trace-cmd writes none).
 # The real run is ../shared/traces/nested-svm-6.1/dual-5000 (375,873 events in each file); it is
 # repeated REPEAT times (default 27 → 10.1 M events) with shifted timestamps by bench/tracedat_scale
 # and bench/perfdata_scale.py. Prints wall/CPU time, events/s, peak RSS (GNU time) and the ratios,
 # then exitscope's peak RSS at 1×, REPEAT/3× and REPEAT× (flat memory). Beside them the floor
 # (bench_floor, bench/floor.cc): the time to merely touch the perf.data's and the uncompressed
-# trace's bytes, or to decompress the trace's bytes (zstd, zlib), on all cores, and the same with
+# trace's bytes, or to decompress the trace's bytes (zstd; zlib with libdeflate, as exitscope
+# inflates), on all cores, and the same with
 # every event walked (its time, thread and type looked at: the least any reader of events does) —
 # every figure is also stated as a multiple of them — and the lean report floor: that walk's CPU
 # time plus the merge of all CPUs' events into one time order (bench_floor merge; on the perf.data
@@ -42,6 +44,8 @@ PERF=$DIR/dual-5000-x$REPEAT.perf.data
 EVENTS=$((EVENTS_PER_RUN * REPEAT))
 RAW=$DIR/dual-5000-x$REPEAT-v6.dat
 [ -s "$RAW" ] || trace-cmd convert -i "$DAT" -o "$RAW" --file-version 6 >/dev/null 2>&1
+ZLIB=$DIR/dual-5000-x$REPEAT-zlib.dat
+[ -s "$ZLIB" ] || "$BUILD/tracedat_scale" --repeat "$REPEAT" --codec zlib "$RUN/trace.dat" "$ZLIB"
 
 # best_of N CMD… → "wall cpu rss_kb" of the fastest of N runs (output discarded).
 best_of() {
@@ -56,6 +60,7 @@ best_of() {
 }
 
 read -r es_wall es_cpu es_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$DAT")
+read -r zl_wall zl_cpu zl_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$ZLIB")
 read -r raw_wall raw_cpu raw_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$RAW")
 read -r raw1_wall raw1_cpu raw1_rss < <(best_of "$RUNS" "$BUILD/exitscope" report -j 1 "$RAW")
 read -r pd_wall pd_cpu pd_rss < <(best_of "$RUNS" "$BUILD/exitscope" report "$PERF")
@@ -88,13 +93,14 @@ fl_merge_perf=$(floor merge "$PERF")
 fl_walk_zlib=$(floor zlib-walk "$RAW")
 read -r tc_wall tc_cpu tc_rss < <(best_of "$SLOW_RUNS" trace-cmd report "$DAT")
 
-echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -hL "$DAT" | cut -f1) trace.dat zstd, $(du -hL "$RAW" | cut -f1) uncompressed, $(du -hL "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+echo "input: dual-5000 x$REPEAT = $EVENTS events ($(du -hL "$DAT" | cut -f1) trace.dat zstd, $(du -hL "$ZLIB" | cut -f1) zlib, $(du -hL "$RAW" | cut -f1) uncompressed, $(du -hL "$PERF" | cut -f1) perf.data); $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 printf '%-40s %8s %8s %10s %9s %10s %10s\n' tool "wall s" "cpu s" "events/s" "peak RSS" "vs perf" "vs tc"
 row() {
   awk -v n="$1" -v w="$2" -v c="$3" -v r="$4" -v pk="$pk_wall" -v tc="$tc_wall" -v ev="$EVENTS" 'BEGIN{
     printf "%-40s %8.2f %8.2f %9.1fM %7.0fMB %9.1fx %9.1fx\n", n, w, c, ev / w / 1e6, r / 1024, pk / w, tc / w }'
 }
 row "exitscope report (zstd)" "$es_wall" "$es_cpu" "$es_rss"
+row "exitscope report (zlib)" "$zl_wall" "$zl_cpu" "$zl_rss"
 row "exitscope report (uncompressed)" "$raw_wall" "$raw_cpu" "$raw_rss"
 row "exitscope report -j 1 (uncompressed)" "$raw1_wall" "$raw1_cpu" "$raw1_rss"
 row "exitscope report (perf.data)" "$pd_wall" "$pd_cpu" "$pd_rss"
@@ -112,17 +118,19 @@ awk -v c="$fl_walk_perf_cpu" -v m="$fl_merge_perf" -v n="$(nproc)" -v pd="$pd_wa
   f = (c + m) / n
   printf "lean report floor, perf.data: (walk cpu %.3f s + round sort and merge %.3f s) / %d cores = %.3f s; 8x perf kvm stat = %.3f s (%.1fx the lean floor); exitscope %.1fx the lean floor\n", c, m, n, f, pk / 8, (pk / 8) / f, pd / f }'
 awk -v pd="$pd_wall" -v pk="$pk_wall" -v es="$es_wall" -v raw="$raw_wall" -v tp="$fl_touch_perf" -v tr="$fl_touch_raw" \
-    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" -v wp="$fl_walk_perf" -v wz="$fl_walk_zstd" 'BEGIN{
+    -v zs="$fl_zstd" -v zt="$fl_zstd_tc" -v rp="$fl_read_perf" -v wp="$fl_walk_perf" -v wz="$fl_walk_zstd" \
+    -v zl="$zl_wall" -v ls="$fl_zlib" -v lt="$fl_zlib_tc" 'BEGIN{
   printf "as multiples of the floor: exitscope perf.data %.1fx (perf kvm stat %.1fx) the touch of its bytes, %.1fx their pread; ", pd / tp, pk / tp, pd / rp
-  printf "zstd trace.dat %.1fx the zstd decompression (%.1fx in 40 KB chunks); uncompressed %.1fx the touch\n", es / zs, es / zt, raw / tr
+  printf "zstd trace.dat %.1fx the zstd decompression (%.1fx in 40 KB chunks); zlib trace.dat %.1fx the zlib decompression (%.1fx in 40 KB chunks); uncompressed %.1fx the touch\n", es / zs, es / zt, zl / ls, zl / lt, raw / tr
   printf "as multiples of the walk floor: exitscope perf.data %.1fx (perf kvm stat %.1fx), zstd trace.dat %.1fx; the zstd walk is %.2fx the decompression alone\n", pd / wp, pk / wp, es / wz, wz / zs }'
 
 # Same answer? Timed exits (exitscope) vs Total Samples (perf kvm stat).
 es_exits=$("$BUILD/exitscope" report "$DAT" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
+zl_exits=$("$BUILD/exitscope" report "$ZLIB" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 raw_exits=$("$BUILD/exitscope" report "$RAW" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 pd_exits=$("$BUILD/exitscope" report "$PERF" | awk '/timed exits/{gsub(",","",$NF); print $NF}')
 pk_exits=$(perf kvm -i "$PERF" stat report --event=vmexit 2>&1 | awk -F'[:,]' '/Total Samples/{print $2}')
-echo "timed exits: exitscope $es_exits (zstd), $raw_exits (uncompressed), $pd_exits (perf.data), perf kvm stat $pk_exits"
+echo "timed exits: exitscope $es_exits (zstd), $zl_exits (zlib), $raw_exits (uncompressed), $pd_exits (perf.data), perf kvm stat $pk_exits"
 
 echo "exitscope peak RSS as the trace grows (zstd; uncompressed; perf.data — default threads):"
 for r in 1 $((REPEAT / 3)) "$REPEAT"; do
