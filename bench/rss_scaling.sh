@@ -8,7 +8,7 @@
 # each command's wall as a multiple of `report`'s on the same file, then per command and format the
 # RSS at the largest size over the smallest ("flat" up to ×1.25) and whether it is <= 64 MB at 10 M.
 #   bench/rss_scaling.sh                        # files in /tmp/exitscope-bench (shared with compare_peers.sh)
-#   FORMATS="zstd v6 perf text textgz" RUNS=5 bench/rss_scaling.sh
+#   FORMATS="zstd zlib v6 perf text textgz" RUNS=5 bench/rss_scaling.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEATS ("3 27 81"), FORMATS ("zstd v6"), NICE (0),
 # EXITSCOPE (the binary timed, default BUILD_DIR's: an older one for a before/after table).
 # Exit status 1 when a goal (flat, <= 64 MB at the middle size) is missed.
