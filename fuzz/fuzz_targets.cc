@@ -41,10 +41,6 @@ int ReportRawSource(Result<std::unique_ptr<RawEventSource>> raw) {
   return 0;
 }
 
-int FuzzTraceDat(const uint8_t* data, size_t size) {
-  return ReportRawSource(OpenTraceDatBuffer({data, size}, "fuzz.dat"));
-}
-
 // the ring-buffer page walker on arbitrary page bytes. The first input byte picks
 // the page size (1..16 KiB steps) so commits past the page and records past the commit both occur;
 // every record handed out must lie inside the page (checked: a violation aborts).
@@ -180,6 +176,30 @@ int MemFile(const char* name, const uint8_t* data, size_t size) {
 }
 
 }  // namespace
+
+// A whole trace.dat (v6/v7, any codec) from memory, as `exitscope report` reads it (above).
+// Then the same bytes as a file (memfd), which the reader reads with pread (an uncompressed trace's
+// pages, a compressed one's chunks), not in place: the events, loss markers, diagnostics and first
+// times must be those read in place (a difference aborts). The input's last byte picks Next or
+// NextBatch for the file.
+int FuzzTraceDat(const uint8_t* data, size_t size) {
+  ReportRawSource(OpenTraceDatBuffer({data, size}, "fuzz.dat"));
+  auto in_place = OpenTraceDatBuffer({data, size}, "fuzz.dat");
+  if (!in_place.ok()) return 0;
+  auto decoded = MakeDecodingSource(std::move(in_place.value()));
+  const std::string want = ReadAllAsText(*decoded, false);
+  int fd = MemFile("fuzz.dat", data, size);
+  if (fd < 0) return 0;
+  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
+  if (file.ok() && (*file)->mapped()) {
+    auto read = OpenTraceDat(std::move(file.value()), ClockOptions{});
+    if (!read.ok()) std::abort();  // the header parsed in place
+    auto source = MakeDecodingSource(std::move(read.value()));
+    if (ReadAllAsText(*source, size && (data[size - 1] & 1)) != want) std::abort();
+  }
+  ::close(fd);
+  return 0;
+}
 
 // The parallel trace.dat reader against the sequential one (a differential target): the input is
 // made a file (memfd), read with 1-page slices on 2 threads and with one thread. Unless the sliced
