@@ -33,7 +33,7 @@ if [ "${EXITSCOPE_SKIP_SANITIZE:-0}" != 1 ] || [ "${CI:-}" = true ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DEXITSCOPE_SANITIZE=ON -DEXITSCOPE_FUZZ=ON -DEXITSCOPE_BENCH=OFF >/dev/null
-  cmake --build "$SAN_DIR" -j "$JOBS" --target exitscope exitscope_tests fuzzers bench_floor
+  cmake --build "$SAN_DIR" -j "$JOBS" --target exitscope exitscope_tests fuzzers bench_floor tracedat_scale
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$SAN_DIR" --output-on-failure -j "$JOBS" -L unit -LE kvmhost | tee "$SAN_DIR/ctest.log"
   python3 scripts/check_skips.py "$SAN_DIR/ctest.log"
