@@ -79,43 +79,6 @@ void Compress(Codec codec, const uint8_t* plain, size_t n, int zstd_level, std::
   out->resize(size);
 }
 
-// The trailing options section and the sections after it (the strings), each compressed one
-// re-compressed in `codec`.
-std::vector<uint8_t> Transcode(const std::vector<uint8_t>& tail, Decompressor* dec, Codec codec) {
-  ByteReader r(tail);
-  r.Seek(kSectionHeaderSize - 8);
-  uint64_t at = kSectionHeaderSize + r.U64();  // the options section itself stays as it is
-  if (!r.ok() || at > tail.size()) Die("short trailing options section");
-  std::vector<uint8_t> out(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(at));
-  while (at < tail.size()) {
-    ByteReader h(tail);
-    h.Seek(at);
-    const uint16_t id = h.U16(), flags = h.U16();
-    const uint32_t desc = h.U32();
-    const auto body = h.Bytes(h.U64());
-    if (!h.ok()) Die("section past the end of the file");
-    std::vector<uint8_t> plain(body.begin(), body.end()), packed;
-    if (flags & kSectionCompressed) {
-      ByteReader c(body);
-      const uint32_t csize = c.U32(), usize = c.U32();
-      plain.assign(usize, 0);
-      if (!c.ok() || !dec->Decompress(c.Bytes(csize), plain)) Die("bad compressed section");
-      Compress(codec, plain.data(), plain.size(), 3, &packed);
-      plain.clear();
-      AppendLe(&plain, packed.size(), 4);
-      AppendLe(&plain, usize, 4);
-      plain.insert(plain.end(), packed.begin(), packed.end());
-    }
-    AppendLe(&out, id, 2);
-    AppendLe(&out, flags, 2);
-    AppendLe(&out, desc, 4);
-    AppendLe(&out, plain.size(), 8);
-    out.insert(out.end(), plain.begin(), plain.end());
-    at = h.pos();
-  }
-  return out;
-}
-
 // A metadata section's body, decompressed when its flags say so.
 std::vector<uint8_t> SectionBody(const std::vector<uint8_t>& file, uint64_t offset, Decompressor* dec) {
   ByteReader r(file);
@@ -130,6 +93,45 @@ std::vector<uint8_t> SectionBody(const std::vector<uint8_t>& file, uint64_t offs
   uint32_t csize = c.U32(), usize = c.U32();
   std::vector<uint8_t> out(usize);
   if (!c.ok() || !dec->Decompress(c.Bytes(csize), out)) Die("bad compressed section");
+  return out;
+}
+
+// A section (header, then `plain`, compressed in `codec` when `flags` say so) appended to *out.
+void AppendSection(uint16_t id, uint16_t flags, uint32_t desc, const std::vector<uint8_t>& plain, Codec codec,
+                   std::vector<uint8_t>* out) {
+  std::vector<uint8_t> packed;
+  if (flags & kSectionCompressed) Compress(codec, plain.data(), plain.size(), 3, &packed);
+  AppendLe(out, id, 2);
+  AppendLe(out, flags, 2);
+  AppendLe(out, desc, 4);
+  if (!(flags & kSectionCompressed)) {
+    AppendLe(out, plain.size(), 8);
+    out->insert(out->end(), plain.begin(), plain.end());
+    return;
+  }
+  AppendLe(out, kCompressedBlockHeaderSize + packed.size(), 8);
+  AppendLe(out, packed.size(), 4);
+  AppendLe(out, plain.size(), 4);
+  out->insert(out->end(), packed.begin(), packed.end());
+}
+
+// The trailing options section (as it is) and the sections after it (the strings), each compressed
+// one re-compressed in `codec`.
+std::vector<uint8_t> Transcode(const std::vector<uint8_t>& tail, Decompressor* dec, Codec codec) {
+  ByteReader r(tail);
+  r.Seek(kSectionHeaderSize - 8);
+  uint64_t at = kSectionHeaderSize + r.U64();
+  if (!r.ok() || at > tail.size()) Die("short trailing options section");
+  std::vector<uint8_t> out(tail.begin(), tail.begin() + static_cast<ptrdiff_t>(at));
+  while (at < tail.size()) {
+    ByteReader h(tail);
+    h.Seek(at);
+    const uint16_t id = h.U16(), flags = h.U16();
+    const uint32_t desc = h.U32();
+    const uint64_t size = h.U64();
+    AppendSection(id, flags, desc, SectionBody(tail, at, dec), codec, &out);  // dies on a short section
+    at += kSectionHeaderSize + size;
+  }
   return out;
 }
 
@@ -323,17 +325,8 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     k.U16();
     uint32_t desc = k.U32();
     uint64_t size = k.U64();
-    std::vector<uint8_t> packed;
-    Compress(codec, plain.data(), plain.size(), 3, &packed);
-    const size_t csize = packed.size();
     Replacement rep{offset, kSectionHeaderSize + size, {}};
-    AppendLe(&rep.section, id, 2);
-    AppendLe(&rep.section, kSectionCompressed, 2);
-    AppendLe(&rep.section, desc, 4);
-    AppendLe(&rep.section, kCompressedBlockHeaderSize + csize, 8);
-    AppendLe(&rep.section, csize, 4);
-    AppendLe(&rep.section, plain.size(), 4);
-    rep.section.insert(rep.section.end(), packed.begin(), packed.begin() + csize);
+    AppendSection(id, kSectionCompressed, desc, plain, codec, &rep.section);
     reps.push_back(std::move(rep));
   };
   if (opt.kallsyms_lines >= 0 && kallsyms_off) {
