@@ -62,6 +62,14 @@ Result<TraceDatLayout> OpenShared(std::unique_ptr<MappedFile> file, const std::s
   return OpenTraceDatShared(std::move(file), path, shared, &meta, &formats, &diag);
 }
 
+// Where `file`'s data is, from its header alone (the reader is not opened).
+Result<TraceDatLayout> ParseLayout(const MappedFile& file) {
+  FormatRegistry formats;
+  TraceMeta meta;
+  Diagnostics diag;
+  return ParseTraceDatHeader(file.bytes(), file.path(), &formats, &meta, &diag);
+}
+
 uint64_t DataBytes(const TraceDatLayout& l) {
   uint64_t n = 0;
   for (const auto& c : l.cpus) n += c.size;
@@ -72,10 +80,7 @@ TEST(TraceDatResident, OpeningACompressedTraceLeavesItsDataOutOfMemory) {
   // The measurement sees data that is read: summing a mapping's bytes maps them in.
   auto kept = MappedFile::Open(kDual);
   ASSERT_TRUE(kept.ok());
-  FormatRegistry formats_a;
-  TraceMeta meta_a;
-  Diagnostics diag_a;
-  auto layout_a = ParseTraceDatHeader((*kept)->bytes(), kDual, &formats_a, &meta_a, &diag_a);
+  auto layout_a = ParseLayout(**kept);
   ASSERT_TRUE(layout_a.ok());
   ASSERT_TRUE(layout_a->data_compressed);
   const uint64_t data = DataBytes(*layout_a);
@@ -108,10 +113,7 @@ TEST(TraceDatResident, ReadingACompressedTraceMapsNoneOfItsChunks) {
   ASSERT_TRUE(file.ok());
   ASSERT_TRUE((*file)->mapped());
   const uint8_t* base = (*file)->bytes().data();
-  FormatRegistry formats;
-  TraceMeta meta;
-  Diagnostics diag;
-  auto layout = ParseTraceDatHeader((*file)->bytes(), kDual, &formats, &meta, &diag);
+  auto layout = ParseLayout(**file);
   ASSERT_TRUE(layout.ok());
   ASSERT_TRUE(layout->data_compressed);
   const uint64_t data = DataBytes(*layout);
