@@ -99,6 +99,7 @@ Read ReadAll(const std::vector<uint8_t>& table, uint64_t size, Mode mode) {
     EXPECT_FALSE(c.corrupt);
     r.chunks += std::string(c.bytes.begin(), c.bytes.end()) + "|";
   }
+  EXPECT_EQ(p.ReadBufferBytes(), 0u) << "bytes of the stream's read buffer once it ended";
   return r;
 }
 
@@ -237,6 +238,47 @@ TEST(ChunkPrefetcherThreads, EveryStreamInOrderOnSeveralThreads) {
       EXPECT_EQ(read(threads), want) << threads << " threads";
       EXPECT_EQ(read(threads, /*pread=*/true), want) << threads << " threads, pread";
     }
+  }
+}
+
+// A host with hundreds of CPUs: the streams' read buffers share one budget (64 KB each was 16 MB
+// on 256 CPUs), and each stream's goes once it ended, inline and on worker threads alike.
+TEST(ChunkPrefetcherThreads, ReadBuffersShareABudgetAndGoWithTheirStream) {
+  constexpr int kStreams = 256, kChunks = 40;
+  constexpr uint32_t kChunkBytes = 1000;
+  std::vector<std::vector<uint8_t>> tables(kStreams);
+  for (auto& t : tables) {
+    PutU32(&t, kChunks);
+    for (int i = 0; i < kChunks; ++i) {
+      PutU32(&t, kChunkBytes);
+      PutU32(&t, kChunkBytes);
+      t.insert(t.end(), kChunkBytes, static_cast<uint8_t>('a' + i % 26));
+    }
+  }
+  const TableFile tf = WriteTables(tables);
+  ASSERT_EQ(tf.tails.size(), tables.size());
+  for (unsigned threads : {0u, 2u}) {
+    ChunkPrefetcher p(Codec::kNone, tf.file.get());
+    for (size_t i = 0; i < tables.size(); ++i) p.AddStream(tf.tails[i], tables[i].size() - kChunkCountSize);
+    if (threads) p.Start(threads);
+    std::vector<int> chunks(kStreams);
+    ChunkPrefetcher::Chunk c;
+    ChunkPrefetcher::StreamEnd end;
+    if (!threads) {  // every stream has read: its buffer is live
+      for (int i = 0; i < kStreams; ++i) chunks[i] += p.Next(i, &c, &end);
+      EXPECT_GT(p.ReadBufferBytes(), 0u);
+      EXPECT_LE(p.ReadBufferBytes(), ChunkPrefetcher::kReadBudget)
+          << "bytes of read buffers, " << kStreams << " streams";
+    }
+    for (int i = 0; i < kStreams; ++i) {
+      while (p.Next(i, &c, &end)) {
+        ++chunks[i];
+        EXPECT_EQ(c.bytes, std::vector<uint8_t>(kChunkBytes, static_cast<uint8_t>('a' + (chunks[i] - 1) % 26)));
+      }
+      EXPECT_FALSE(end.truncated || end.size_mismatch || end.count_mismatch) << i;
+    }
+    EXPECT_EQ(chunks, std::vector<int>(kStreams, kChunks)) << threads << " threads";
+    EXPECT_EQ(p.ReadBufferBytes(), 0u) << "bytes of read buffers once every stream ended, " << threads << " threads";
   }
 }
 

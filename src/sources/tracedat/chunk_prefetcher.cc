@@ -79,7 +79,7 @@ void ChunkPrefetcher::CheckEnd(Stream& s) {
 std::span<const uint8_t> ChunkPrefetcher::View(Stream& s, uint64_t pos, uint64_t n) const {
   if (!file_ || !file_->mapped()) return s.region.subspan(pos, n);
   if (pos < s.read_pos || pos + n > s.read_pos + s.read.size()) {
-    const uint64_t len = std::min<uint64_t>(std::max<uint64_t>(n, kReadBytes), s.end - pos);
+    const uint64_t len = std::min<uint64_t>(std::max<uint64_t>(n, ReadBytes()), s.end - pos);
     s.read.resize(len);
     file_->ReadAt(s.file_offset + pos, len, s.read.data());
     s.read_pos = pos;
@@ -100,7 +100,10 @@ bool ChunkPrefetcher::ReadChunk(Stream& s, uint32_t* usize, std::span<const uint
 
 bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor) {
   if (s.chunks_left == 0 && !s.end_checked) CheckEnd(s);
-  if (s.chunks_left == 0) return false;
+  if (s.chunks_left == 0) {
+    std::vector<uint8_t>().swap(s.read);  // the stream ended: its read buffer goes
+    return false;
+  }
   uint32_t usize = 0;
   std::span<const uint8_t> data;
   bool whole = ReadChunk(s, &usize, &data);
@@ -112,6 +115,7 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor)
   if (!whole) {
     s.how.truncated = true;
     s.chunks_left = 0;
+    std::vector<uint8_t>().swap(s.read);
     return false;
   }
   const uint64_t csize = data.size();
@@ -123,7 +127,14 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor)
     out->corrupt = !decompressor.Decompress(data, out->bytes);
   }
   if (out->corrupt) out->bytes.clear();
+  if (!Pending(s)) std::vector<uint8_t>().swap(s.read);  // its last chunk (Work asks no more)
   return true;
+}
+
+size_t ChunkPrefetcher::ReadBufferBytes() const {
+  size_t bytes = 0;
+  for (const Stream& s : streams_) bytes += s.read.capacity();
+  return bytes;
 }
 
 void ChunkPrefetcher::Start(unsigned threads) {

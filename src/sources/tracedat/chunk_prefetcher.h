@@ -17,11 +17,14 @@
 //   (0 in the worst case); they are read too (StreamEnd::count_mismatch).
 // A walk at open would touch every page of the data before the first chunk is decompressed: ~5 % of
 // a report's time, on one core, and a larger resident set.
-// Given the MappedFile the tails lie in, chunks are read with pread (kReadBytes at a time per stream),
-// not through the mapping: no page of the compressed data is mapped in, so none counts as resident
-// (only the rare look-ahead over headers where the claims part reads the mapping).
+// Given the MappedFile the tails lie in, chunks are read with pread (ReadBytes() at a time per
+// stream), not through the mapping: no page of the compressed data is mapped in, so none counts as
+// resident (only the rare look-ahead over headers where the claims part reads the mapping). The
+// read buffers share kReadBudget, so they stay flat on a host with hundreds of CPUs, and a stream's
+// is freed once it ended.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -67,6 +70,10 @@ class ChunkPrefetcher {
   // The next chunk of `stream` (the previous one's buffer is recycled); false when the table is done,
   // and then *end says how it ended.
   bool Next(int stream, Chunk* out, StreamEnd* end);
+  // The read buffers' capacity, every stream's: call it inline, or once every stream ended.
+  size_t ReadBufferBytes() const;
+  // What the read buffers take in all, however many streams (but kMinReadBytes each at least).
+  static constexpr size_t kReadBudget = 2 << 20;
 
  private:
   // The workers fill each stream up to its share of kAheadBytes of decompressed chunks, then sleep
@@ -95,8 +102,14 @@ class ChunkPrefetcher {
     std::vector<uint8_t> read;  // region bytes [read_pos, read_pos + read.size()), read with pread
     uint64_t read_pos = 0;
   };
-  // Bytes a stream reads at a time: a dozen of trace-cmd's chunks (10 pages each, ~5 KB compressed).
+  // Bytes a stream reads at a time: a dozen of trace-cmd's chunks (10 pages each, ~5 KB compressed),
+  // less once kReadBudget is shared by more than 32 streams (a 64 KB buffer each was 16 MB on a
+  // 256-CPU host), but kMinReadBytes at least (a chunk or two). A larger chunk is read whole.
   static constexpr size_t kReadBytes = 64 << 10;
+  static constexpr size_t kMinReadBytes = 8 << 10;
+  size_t ReadBytes() const {
+    return std::clamp(kReadBudget / std::max<size_t>(streams_.size(), 1), kMinReadBytes, kReadBytes);
+  }
   // Region bytes [pos, pos + n) of the stream, below s.end: from its read buffer (refilled with pread
   // when they are not all in it), or in place without a file. Valid until the next call.
   std::span<const uint8_t> View(Stream& s, uint64_t pos, uint64_t n) const;
