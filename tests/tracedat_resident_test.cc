@@ -131,7 +131,9 @@ TEST(TraceDatResident, ReadingACompressedTraceMapsNoneOfItsChunks) {
 // Every record of every CPU stream of `shared`, one line each (time, type, payload bytes), walked
 // in place (`read` false) or read with pread into buffers; a window from each CPU's page
 // `first_page` to a hint of one page past it when `windowed` (the walk reads on past the hint).
-std::string WalkRecords(const TraceDatShared& shared, const TraceDatLayout& layout, bool read, bool windowed) {
+// *kept: the buffers' bytes once every stream ended.
+std::string WalkRecords(const TraceDatShared& shared, const TraceDatLayout& layout, bool read, bool windowed,
+                        uint64_t* kept = nullptr) {
   std::string out;
   PageCounters counters;
   std::vector<std::vector<uint8_t>> buffers(layout.cpus.size());
@@ -145,12 +147,18 @@ std::string WalkRecords(const TraceDatShared& shared, const TraceDatLayout& layo
       out += "\n";
     }
   }
+  if (kept) {
+    *kept = 0;
+    for (const auto& b : buffers) *kept += b.capacity();
+  }
   return out;
 }
 
 // An uncompressed trace's pages are read with pread, by the sequential and the sliced readers
 // alike (TraceDatCpuStream's read buffer): the same records as walked in place, and not a page of
 // the file's data mapped in (on this kind of VM a mapped 4 KB page costs more than copying it).
+// The sequential walk frees its buffer once its stream ended (a window's is kept for the next), and
+// reads in smaller steps when many CPUs share the budget: the same records.
 TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("exitscope-resident-" + std::to_string(::getpid()));
@@ -179,10 +187,22 @@ TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   for (bool windowed : {false, true}) {
     const std::string want = WalkRecords(in_place, *layout, false, windowed);
     EXPECT_GT(want.size(), 1u << 20);
-    const std::string got = WalkRecords(read, *layout, true, windowed);
+    uint64_t kept = 0;
+    const std::string got = WalkRecords(read, *layout, true, windowed, &kept);
     EXPECT_TRUE(got == want) << (windowed ? "windowed" : "whole streams") << ": " << got.size() << " vs " << want.size()
                              << " bytes of records";
+    if (windowed) {
+      EXPECT_GT(kept, 0u) << "a window's buffer is kept for the next window";
+    } else {
+      EXPECT_EQ(kept, 0u) << "bytes of read buffers left after the streams ended";
+    }
   }
+  // 256 CPUs' worth of streams share the budget: each reads a few pages at a time.
+  EXPECT_EQ(read.sequential_read_bytes, TraceDatShared::kSequentialReadMax);
+  read.ShareSequentialReads(256);
+  EXPECT_EQ(read.sequential_read_bytes, TraceDatShared::kSequentialReadMin);
+  EXPECT_LE(256 * read.sequential_read_bytes, TraceDatShared::kSequentialReadBudget);
+  EXPECT_TRUE(WalkRecords(read, *layout, true, false) == WalkRecords(in_place, *layout, false, false));
   const int64_t resident = ResidentData(base, *layout);
   ASSERT_GE(resident, 0);
   EXPECT_EQ(resident, at_open) << "bytes of the data mapped in by the walks";

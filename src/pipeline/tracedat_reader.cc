@@ -78,6 +78,7 @@ class TraceDatReader : public RawEventSource {
       streams_.push_back(s.get());
       merger_.Add(std::move(s));
     }
+    shared_.ShareSequentialReads(streams_.size());
     // Prefetch threads pay off once there is more than a few chunks' worth of data.
     if (prefetcher_ && data_bytes_ >= kPrefetchMinBytes) {
       prefetcher_->Start(prefetch_threads);

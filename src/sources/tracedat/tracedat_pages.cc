@@ -14,9 +14,9 @@ constexpr uint32_t kMaxTscShift = 64;
 // How much of the file is read before its pages are dropped from memory.
 constexpr uint64_t kReleaseStepBytes = 4 << 20;
 // Read with pread past a window's first read (or its hint): 16 pages of 4 KB at a time; a whole
-// CPU's stream (the sequential reader) reads more at a time: it holds one such buffer per CPU.
+// CPU's stream (the sequential reader) reads more at a time (TraceDatShared::sequential_read_bytes):
+// it holds one such buffer per CPU, freed once the stream ends.
 constexpr uint64_t kReadBytes = 64 << 10;
-constexpr uint64_t kSequentialReadBytes = 256 << 10;
 
 }  // namespace
 
@@ -183,6 +183,8 @@ bool TraceDatCpuStream::NextPage() {
     if (!prefetcher_ || !NextChunk()) {
       pages_ = {};
       page_pos_ = 0;
+      // The sequential walk's buffer is its own for the whole read; a window's is reused by the next.
+      if (read_ && !windowed_) std::vector<uint8_t>().swap(*read_);
       return false;
     }
   }
@@ -226,7 +228,7 @@ std::span<const uint8_t> TraceDatCpuStream::ReadPage(uint64_t pos, uint32_t size
     // The first read takes the pages the window likely walks, in one call; then a few at a time
     // (a window reads on past its hint only as far as its end time; the sequential walk, on).
     const uint64_t first = read_end_ == 0 ? window_.end_page_hint * size : 0;
-    const uint64_t more = windowed_ ? kReadBytes : kSequentialReadBytes;
+    const uint64_t more = windowed_ ? kReadBytes : shared_->sequential_read_bytes;
     const uint64_t to = std::min<uint64_t>(pages_.size(), std::max<uint64_t>({pos + size, first, pos + more}));
     if (read_->size() < to - pos) read_->resize(to - pos);  // grown only: a buffer grown again is zeroed
     shared_->file->ReadAt(RegionOffset() + pos, to - pos, read_->data());

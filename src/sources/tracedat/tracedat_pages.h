@@ -53,6 +53,16 @@ struct TraceDatShared {
     left_out = std::move(type_ids);
   }
   static constexpr size_t kTypeIds = 65536;
+  // Bytes the sequential walk reads at a time with pread, per CPU stream: 64 pages, less once
+  // kSequentialReadBudget is shared by more than 32 streams (at 256 KB each, a 256-CPU host's
+  // buffers were 64 MB), but 8 pages at least. ShareSequentialReads sets it.
+  uint64_t sequential_read_bytes = kSequentialReadMax;
+  void ShareSequentialReads(size_t streams) {
+    sequential_read_bytes = std::clamp<uint64_t>(kSequentialReadBudget / std::max<size_t>(streams, 1),
+                                                 kSequentialReadMin, kSequentialReadMax);
+  }
+  static constexpr uint64_t kSequentialReadMax = 256 << 10, kSequentialReadMin = 32 << 10;
+  static constexpr uint64_t kSequentialReadBudget = 8 << 20;
 };
 
 // Parses the header of `file` into *shared, *meta, *formats (header anomalies into *diagnostics);
