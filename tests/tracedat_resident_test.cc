@@ -158,7 +158,8 @@ std::string WalkRecords(const TraceDatShared& shared, const TraceDatLayout& layo
 // alike (TraceDatCpuStream's read buffer): the same records as walked in place, and not a page of
 // the file's data mapped in (on this kind of VM a mapped 4 KB page costs more than copying it).
 // The sequential walk frees its buffer once its stream ended (a window's is kept for the next), and
-// reads in smaller steps when many CPUs share the budget: the same records.
+// reads in smaller steps when many CPUs share the budget: the same records. A window reads the
+// pages its hint names, no more.
 TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("exitscope-resident-" + std::to_string(::getpid()));
@@ -203,6 +204,30 @@ TEST(TraceDatResident, UncompressedPagesAreReadNotMapped) {
   EXPECT_EQ(read.sequential_read_bytes, TraceDatShared::kSequentialReadMin);
   EXPECT_LE(256 * read.sequential_read_bytes, TraceDatShared::kSequentialReadBudget);
   EXPECT_TRUE(WalkRecords(read, *layout, true, false) == WalkRecords(in_place, *layout, false, false));
+
+  // A window over a page of each CPU (a 1 MB slice of a host with hundreds of CPUs) reads that page,
+  // not 64 KB of each CPU: the window from page 3 ends just past the first record there.
+  PageCounters counters;
+  size_t windows = 0;
+  for (size_t c = 0; c < layout->cpus.size(); ++c) {
+    TraceDatCpuStream probe(&in_place, &counters, layout->cpus[c], nullptr, TimeWindow{true, 0, UINT64_MAX, 3, 4});
+    if (!probe.Advance()) continue;  // a CPU with no record past page 3
+    ++windows;
+    const TimeWindow w{true, 0, probe.head.ts_ns + 1, 3, 4};
+    std::vector<uint8_t> buffer;
+    TraceDatCpuStream one_page(&read, &counters, layout->cpus[c], nullptr, w, &buffer);
+    TraceDatCpuStream want(&in_place, &counters, layout->cpus[c], nullptr, w);
+    uint64_t records = 0;
+    while (want.Advance()) {
+      ASSERT_TRUE(one_page.Advance());
+      EXPECT_EQ(one_page.head.ts_ns, want.head.ts_ns);
+      ++records;
+    }
+    EXPECT_FALSE(one_page.Advance());
+    EXPECT_GE(records, 1u);
+    EXPECT_LE(buffer.capacity(), read.page_size) << "bytes read for a one-page window, cpu " << c;
+  }
+  EXPECT_GE(windows, 1u);
   const int64_t resident = ResidentData(base, *layout);
   ASSERT_GE(resident, 0);
   EXPECT_EQ(resident, at_open) << "bytes of the data mapped in by the walks";

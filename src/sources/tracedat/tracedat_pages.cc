@@ -225,10 +225,12 @@ bool TraceDatCpuStream::NextPage() {
 
 std::span<const uint8_t> TraceDatCpuStream::ReadPage(uint64_t pos, uint32_t size) {
   if (pos < read_begin_ || pos + size > read_end_) {
-    // The first read takes the pages the window likely walks, in one call; then a few at a time
-    // (a window reads on past its hint only as far as its end time; the sequential walk, on).
+    // The first read takes the pages the window likely walks, in one call, and no more: with
+    // hundreds of CPUs a 1 MB slice holds a page or two of each, and reading 64 KB of every CPU
+    // per slice read the file ~16 times over. Then a few pages at a time (a window reads on past its
+    // hint only as far as its end time; the sequential walk, on).
     const uint64_t first = read_end_ == 0 ? window_.end_page_hint * size : 0;
-    const uint64_t more = windowed_ ? kReadBytes : shared_->sequential_read_bytes;
+    const uint64_t more = first > pos ? 0 : windowed_ ? kReadBytes : shared_->sequential_read_bytes;
     const uint64_t to = std::min<uint64_t>(pages_.size(), std::max<uint64_t>({pos + size, first, pos + more}));
     if (read_->size() < to - pos) read_->resize(to - pos);  // grown only: a buffer grown again is zeroed
     shared_->file->ReadAt(RegionOffset() + pos, to - pos, read_->data());
