@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sources/mapped_file.h"
@@ -279,6 +281,57 @@ TEST(ChunkPrefetcherThreads, ReadBuffersShareABudgetAndGoWithTheirStream) {
     }
     EXPECT_EQ(chunks, std::vector<int>(kStreams, kChunks)) << threads << " threads";
     EXPECT_EQ(p.ReadBufferBytes(), 0u) << "bytes of read buffers once every stream ended, " << threads << " threads";
+  }
+}
+
+// Many streams of large chunks: fewer chunks wait per stream (one at least), so what waits
+// decompressed stays near kAheadBytes (4 chunks each were 16 MB here, 40 MB on 256 CPUs), read one
+// stream after another or round the streams as the merger does (a consumer sleeping on a stream that
+// is full short of kWakeDepth chunks is woken).
+TEST(ChunkPrefetcherThreads, ManyStreamsOfLargeChunksWaitInABoundedAhead) {
+  constexpr int kStreams = 64, kChunks = 5;
+  constexpr uint32_t kChunkBytes = 64 << 10;
+  std::vector<std::vector<uint8_t>> tables(kStreams);
+  for (auto& t : tables) {
+    PutU32(&t, kChunks);
+    for (int i = 0; i < kChunks; ++i) {
+      PutU32(&t, kChunkBytes);
+      PutU32(&t, kChunkBytes);
+      t.insert(t.end(), kChunkBytes, static_cast<uint8_t>('a' + i));
+    }
+  }
+  const TableFile tf = WriteTables(tables);
+  ASSERT_EQ(tf.tails.size(), tables.size());
+  for (bool round_robin : {false, true}) {
+    ChunkPrefetcher p(Codec::kNone, tf.file.get());
+    for (size_t i = 0; i < tables.size(); ++i) p.AddStream(tf.tails[i], tables[i].size() - kChunkCountSize);
+    p.Start(2);
+    // The workers fill every stream as far as they may before the consumer starts (a bound, so the
+    // test does not depend on the wait: a shorter one only leaves less waiting).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::vector<int> chunks(kStreams);
+    std::vector<ChunkPrefetcher::Chunk> held(kStreams);  // the merger holds each stream's current chunk
+    ChunkPrefetcher::StreamEnd end;
+    auto next = [&](int i) {
+      if (!p.Next(i, &held[i], &end)) return false;
+      EXPECT_EQ(held[i].bytes, std::vector<uint8_t>(kChunkBytes, static_cast<uint8_t>('a' + chunks[i])));
+      ++chunks[i];
+      return true;
+    };
+    if (round_robin) {
+      for (bool any = true; any;) {
+        any = false;
+        for (int i = 0; i < kStreams; ++i) any |= next(i);
+      }
+    } else {
+      for (int i = 0; i < kStreams; ++i) {
+        while (next(i)) {
+        }
+      }
+    }
+    EXPECT_EQ(chunks, std::vector<int>(kStreams, kChunks)) << (round_robin ? "round robin" : "in turn");
+    EXPECT_LE(p.PeakReadyBytes(), ChunkPrefetcher::kAheadBytes + size_t{kStreams} * kChunkBytes)
+        << "bytes decompressed ahead at once, " << (round_robin ? "round robin" : "in turn");
   }
 }
 

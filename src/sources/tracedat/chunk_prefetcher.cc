@@ -141,6 +141,7 @@ void ChunkPrefetcher::Start(unsigned threads) {
   if (started_ || streams_.empty()) return;
   started_ = true;
   ahead_bytes_ = kAheadBytes / streams_.size();
+  min_depth_ = std::clamp<size_t>(kAheadBytes / (streams_.size() * kTypicalChunkBytes), 1, kMinDepth);
   threads = std::clamp<unsigned>(threads, 1, static_cast<unsigned>(streams_.size()));
   for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
 }
@@ -154,7 +155,8 @@ void ChunkPrefetcher::Work() {
     for (Stream& s : streams_) {
       if (!s.busy && Pending(s) && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
     }
-    // The stream the consumer sleeps on first: it is woken once kWakeDepth chunks wait there.
+    // The stream the consumer sleeps on first: it is woken once kWakeDepth chunks wait there (or
+    // the stream is full short of them).
     if (waiting_stream_ >= 0) {
       Stream& w = streams_[static_cast<size_t>(waiting_stream_)];
       if (!w.busy && Pending(w) && !w.full) pick = &w;
@@ -181,14 +183,16 @@ void ChunkPrefetcher::Work() {
     pick->busy = false;
     if (more) {
       pick->ready_bytes += chunk.bytes.size();
+      ready_bytes_ += chunk.bytes.size();
+      peak_ready_bytes_ = std::max(peak_ready_bytes_, ready_bytes_);
       pick->ready.push_back(std::move(chunk));
-      if (pick->ready.size() >= kMinDepth && pick->ready_bytes >= ahead_bytes_) pick->full = true;
+      if (pick->ready.size() >= min_depth_ && pick->ready_bytes >= ahead_bytes_) pick->full = true;
     }
     if (!more || !Pending(*pick)) pick->done = true;
     // One wake-up per chunk cost ~5 % of a zstd report in futex calls: the consumer, faster than
     // one decompressing thread, slept on every chunk. It now wakes to a few chunks at a time.
     if (waiting_stream_ >= 0 && &streams_[static_cast<size_t>(waiting_stream_)] == pick &&
-        (pick->done || pick->ready.size() >= kWakeDepth)) {
+        (pick->done || pick->full || pick->ready.size() >= kWakeDepth)) {
       cv_.notify_all();
     }
   }
@@ -217,7 +221,8 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
   *out = std::move(s.ready.front());
   s.ready.pop_front();
   s.ready_bytes -= out->bytes.size();
-  if (s.full && (s.ready.size() < kMinDepth / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
+  ready_bytes_ -= out->bytes.size();
+  if (s.full && (s.ready.size() < (min_depth_ + 1) / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
     s.full = false;
     if (workers_waiting_) cv_.notify_all();
   }

@@ -2,8 +2,9 @@
 // chunks on one worker at a time, so in order), so zstd (about 40% of a report's CPU time) overlaps
 // walking, decoding and pairing. In: each CPU's chunk table
 // ({u32 count} then {u32 compressed size, u32 size, bytes} per chunk). Out: per CPU, the decompressed
-// chunks in file order. Memory stays flat: at most kAheadBytes in all (but kMinDepth chunks per CPU
-// at least) wait decompressed, and kReuseAfterBytes of freed buffers wait to be reused.
+// chunks in file order. Memory stays flat: at most kAheadBytes in all (but min_depth_ chunks per CPU
+// at least, one on a host with hundreds of CPUs) wait decompressed, and kReuseAfterBytes of freed
+// buffers wait to be reused.
 // Small inputs (and Start() never called) decompress inline on the caller's thread, same results.
 //
 // Two claims say where a CPU's chunks end: the count in front of them and the CPU's size in the
@@ -74,15 +75,23 @@ class ChunkPrefetcher {
   size_t ReadBufferBytes() const;
   // What the read buffers take in all, however many streams (but kMinReadBytes each at least).
   static constexpr size_t kReadBudget = 2 << 20;
+  // The most decompressed bytes that waited for the consumer at once, every stream's.
+  size_t PeakReadyBytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_ready_bytes_;
+  }
+  static constexpr size_t kAheadBytes = 4 << 20;
 
  private:
   // The workers fill each stream up to its share of kAheadBytes of decompressed chunks, then sleep
   // until the consumer drained half: with 40 KB chunks one wake-up per chunk cost ~3,400 context
-  // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size. 4 MB (and 2 MB
-  // for kReuseAfterBytes) ran as fast as 8 MB (4 MB) in paired runs on a 10 M-event trace, and a
-  // 1 M-event one now fills them as a 30 M one does: the same peak resident set at every size.
-  static constexpr size_t kAheadBytes = 4 << 20;
+  // switches on a 10 M-event trace. At least kMinDepth chunks, whatever their size, while that many
+  // of trace-cmd's 40 KB chunks per stream fit kAheadBytes (up to 25 streams); fewer past that, one
+  // at least (4 each were 40 MB on 256 CPUs). 4 MB (and 2 MB for kReuseAfterBytes) ran as fast as
+  // 8 MB (4 MB) in paired runs on a 10 M-event trace, and a 1 M-event one now fills them as a 30 M
+  // one does: the same peak resident set at every size.
   static constexpr size_t kMinDepth = 4;
+  static constexpr size_t kTypicalChunkBytes = 40 << 10;
   static constexpr size_t kWakeDepth = 4;  // chunks that wake a consumer sleeping on their stream
   struct Stream {
     std::span<const uint8_t> region;  // from the count to the file's end
@@ -138,9 +147,11 @@ class ChunkPrefetcher {
   std::condition_variable cv_;
   std::vector<std::thread> workers_;
   bool started_ = false, stop_ = false;
-  size_t ahead_bytes_ = kAheadBytes;  // per stream, set by Start()
-  unsigned workers_waiting_ = 0;      // notify only when a thread sleeps
-  int waiting_stream_ = -1;           // the stream the consumer sleeps on, -1 when it does not
+  size_t ahead_bytes_ = kAheadBytes;               // per stream, set by Start()
+  size_t min_depth_ = kMinDepth;                   // chunks a stream fills at least, set by Start()
+  size_t ready_bytes_ = 0, peak_ready_bytes_ = 0;  // every stream's
+  unsigned workers_waiting_ = 0;                   // notify only when a thread sleeps
+  int waiting_stream_ = -1;                        // the stream the consumer sleeps on, -1 when it does not
 };
 
 }  // namespace exitscope
