@@ -8,7 +8,11 @@
 // Out: the same file with each CPU's ring-buffer pages repeated N times, every repetition's page
 // and absolute timestamps shifted past the previous one, re-compressed 10 pages a chunk; optionally
 // only the first K pages per CPU, a kallsyms section cut to a few lines, and only some event formats
-// (no ftrace/printk formats) — small fuzz seeds.
+// (no ftrace/printk formats) — small fuzz seeds. With --cpus N, the pages are spread over N CPUs:
+// each recorded CPU's over N / (CPUs with data) of them, in consecutive runs, so each keeps its
+// pages in time order and the merged records are the recording's (page by page in turn, records of
+// one time on two pages came out in another order where CPU N - 1 hands over to CPU 0, in
+// `trace-cmd report` too): a host with many CPUs, whose report must count the same exits.
 // Key assumption: trace-cmd 3.x layout — the metadata sections and the first (uncompressed) options
 // section come before the flyrecord section, whose data runs up to a trailing options section
 // holding the BUFFER option; everything else (the strings section) follows that and is copied.
@@ -61,7 +65,54 @@ struct Options {
   long kallsyms_lines = -1;              // -1: keep the section as it is
   std::vector<std::string> keep_events;  // empty: keep every event format
   Codec codec = Codec::kUnknown;         // kUnknown: the input's
+  uint32_t cpus = 0;                     // spread over this many CPUs; 0: as recorded
 };
+
+// The trailing options section again with a BUFFER option listing `cpus` CPUs (offsets and sizes 0,
+// *fields: where each one's offset sits in the result), then the sections after it as they are.
+std::vector<uint8_t> SpreadBuffer(const std::vector<uint8_t>& tail, uint32_t cpus, std::vector<size_t>* fields) {
+  ByteReader r(tail);
+  r.Seek(kSectionHeaderSize - 8);
+  const uint64_t opts_end = kSectionHeaderSize + r.U64();
+  std::vector<uint8_t> out(tail.begin(), tail.begin() + kSectionHeaderSize);
+  r.Seek(kSectionHeaderSize);
+  while (r.ok() && r.pos() < opts_end) {
+    const uint16_t id = r.U16();
+    const uint32_t size = r.U32();
+    auto body = r.Bytes(size);
+    if (id != kOptBuffer) {
+      AppendLe(&out, id, 2);
+      AppendLe(&out, size, 4);
+      out.insert(out.end(), body.begin(), body.end());
+      if (id == kOptDone) break;
+      continue;
+    }
+    ByteReader b(body);
+    std::vector<uint8_t> opt;
+    AppendLe(&opt, b.U64(), 8);
+    for (int i = 0; i < 2; ++i) {  // the instance name and its clock
+      std::string_view text = b.CString();
+      opt.insert(opt.end(), text.begin(), text.end());
+      opt.push_back(0);
+    }
+    AppendLe(&opt, b.U32(), 4);  // page size
+    if (!b.ok()) Die("short BUFFER option");
+    AppendLe(&opt, cpus, 4);
+    const size_t at = out.size() + kOptionHeaderSize;
+    for (uint32_t c = 0; c < cpus; ++c) {
+      AppendLe(&opt, c, 4);
+      fields->push_back(at + opt.size());
+      AppendLe(&opt, 0, 16);
+    }
+    AppendLe(&out, id, 2);
+    AppendLe(&out, opt.size(), 4);
+    out.insert(out.end(), opt.begin(), opt.end());
+  }
+  if (!r.ok() || r.pos() > opts_end) Die("short trailing options section");
+  PutLe(&out, kSectionHeaderSize - 8, out.size() - kSectionHeaderSize, 8);
+  out.insert(out.end(), tail.begin() + static_cast<ptrdiff_t>(opts_end), tail.end());
+  return out;
+}
 
 // `plain` compressed with the file's codec into *out (resized to fit): zstd at `zstd_level`, zlib
 // at level 6 (compress2, as trace-cmd's zlib plugin calls it).
@@ -217,7 +268,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   };
   std::vector<Reloc> relocs;
   uint64_t kallsyms_off = 0, header_info_off = 0, events_off = 0, ftrace_off = 0, printk_off = 0;
-  size_t done_pos = 0;
+  size_t done_pos = 0, cpu_count_pos = 0;
   while (r.ok() && r.pos() < opts_end) {
     uint16_t id = r.U16();
     uint32_t size = r.U32();
@@ -227,6 +278,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       done_pos = at;
       break;
     }
+    if (id == kOptCpuCount && size == 4) cpu_count_pos = at;
     if (id >= kOptHeaderInfo && id <= kOptCmdlines && id != kOptDone) {
       uint64_t v = LoadLe(file.data() + at, 8);
       relocs.push_back({at, v});
@@ -416,6 +468,11 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     PutLe(&out, moved(first_opts_ptr), moved(first_opts), 8);
     for (const Reloc& rel : relocs) PutLe(&out, moved(rel.pos), moved(rel.value), 8);
   }
+  if (opt.cpus) {
+    if (!cpu_count_pos) Die("no CPUCOUNT option to spread the CPUs in");
+    if (opt.cpus < cpus.size()) Die("--cpus is below the CPUs with data");
+    PutLe(&out, moved(cpu_count_pos), opt.cpus, 4);
+  }
   uint64_t new_section = out.size();
 
   // The flyrecord section: its header, padding to a page boundary, then per CPU the chunks.
@@ -427,10 +484,33 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   uint64_t pos = out.size();
   std::vector<uint8_t> tail(file.begin() + tail_off, file.end());
   if (codec != in_codec) tail = Transcode(tail, &dec, codec);
+  // What each CPU written holds: a recorded CPU's repeated pages [first, end) (all of them but with
+  // --cpus); its offset and size go to `field` in the tail.
+  struct Target {
+    const CpuData* from;
+    uint64_t first, end;
+    size_t field;
+  };
+  std::vector<Target> targets;
+  auto repeated = [&](const CpuData& c) { return c.pages.size() / page_size * opt.repeat; };
+  if (opt.cpus) {
+    std::vector<size_t> fields;
+    tail = SpreadBuffer(tail, opt.cpus, &fields);
+    const uint32_t per = opt.cpus / static_cast<uint32_t>(cpus.size());
+    for (uint32_t t = 0; t < opt.cpus; ++t) {
+      const size_t from = std::min<size_t>(t / per, cpus.size() - 1);
+      const uint64_t runs = from + 1 == cpus.size() ? opt.cpus - per * from : per, run = t - per * from;
+      const uint64_t all = repeated(cpus[from]);
+      targets.push_back({&cpus[from], all * run / runs, all * (run + 1) / runs, fields[t]});
+    }
+  } else {
+    for (const CpuData& c : cpus) targets.push_back({&c, 0, repeated(c), c.field_pos});
+  }
   std::vector<uint8_t> chunk(kTraceCmdPagesPerChunk * page_size), packed;
-  for (CpuData& c : cpus) {
+  for (const Target& target : targets) {
+    const CpuData& c = *target.from;
     uint64_t pages = c.pages.size() / page_size;
-    uint64_t total = pages * opt.repeat;
+    uint64_t total = target.end - target.first;
     uint32_t chunks = static_cast<uint32_t>((total + kTraceCmdPagesPerChunk - 1) / kTraceCmdPagesPerChunk);
     uint64_t start = pos;
     std::vector<uint8_t> hdr;
@@ -438,12 +518,13 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     std::fwrite(hdr.data(), 1, kChunkCountSize, f);
     pos += kChunkCountSize;
     uint64_t filled = 0;
-    for (uint64_t i = 0; i < total; ++i) {
+    for (uint64_t n = 0; n < total; ++n) {
+      const uint64_t i = target.first + n;
       uint64_t rep = i / pages;
       uint8_t* page = chunk.data() + filled * page_size;
       std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
       if (rep) ShiftPage(page, page_size, layout, rep * shift);
-      if (++filled == kTraceCmdPagesPerChunk || i + 1 == total) {
+      if (++filled == kTraceCmdPagesPerChunk || n + 1 == total) {
         Compress(codec, chunk.data(), filled * page_size, 1, &packed);
         const size_t csize = packed.size();
         hdr.clear();
@@ -456,8 +537,8 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       }
     }
     // trace-cmd 3.1 stores the data size without the leading chunk count.
-    PutLe(&tail, c.field_pos, start, 8);
-    PutLe(&tail, c.field_pos + 8, pos - start - kChunkCountSize, 8);
+    PutLe(&tail, target.field, start, 8);
+    PutLe(&tail, target.field + 8, pos - start - kChunkCountSize, 8);
   }
   // Flyrecord section size, the BUFFER's section offset, and DONE → the moved trailing options.
   uint64_t section_size = pos - (new_section + kSectionHeaderSize);
@@ -497,6 +578,8 @@ int main(int argc, char** argv) {
       opt.max_pages = std::stoull(argv[++i]);
     else if (a == "--codec" && i + 1 < argc)
       opt.codec = exitscope::CodecFromName(argv[++i]);
+    else if (a == "--cpus" && i + 1 < argc)
+      opt.cpus = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--kallsyms-lines" && i + 1 < argc)
       opt.kallsyms_lines = std::stol(argv[++i]);
     else if (a == "--keep-events" && i + 1 < argc) {
@@ -514,10 +597,10 @@ int main(int argc, char** argv) {
        opt.codec != exitscope::Codec::kZlib)) {
     std::fprintf(stderr,
                  "usage: tracedat_scale [--repeat N] [--codec zstd|zlib] [--max-pages K] [--kallsyms-lines L] "
-                 "[--keep-events a,b]"
+                 "[--keep-events a,b] [--cpus N]"
                  " IN.dat OUT.dat\n"
                  "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd or zlib: the input's\n"
-                 "  unless --codec says)\n");
+                 "  unless --codec says); --cpus spreads them over N CPUs, in consecutive runs\n");
     return 64;
   }
   return exitscope::Run(files[0], files[1], opt);
