@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A host with hundreds of CPUs: dual-5000's pages repeated 4x and spread over 256 CPUs page by page
+# (bench/tracedat_scale --cpus: each CPU keeps its pages in time order, so the merged records are the
+# recording's). `report` must count the same exits as on the 1-CPU original (only the CPU count and
+# the exits whose entry is now on another CPU differ), compressed and uncompressed, sliced and
+# sequential, within issue 18's 64 MB: the CPUs' read buffers and the chunks waiting ahead share
+# fixed budgets (each CPU's own buffer and 4 chunks ahead took 75-85 MB here). Consecutive runs of
+# pages, not page by page in turn: two records of one time on two pages keep their order (CPU 255
+# handing over to CPU 0 would put them the other way round, in `trace-cmd report` as well).
+# Usage: many_cpus_check.sh EXITSCOPE TRACEDAT_SCALE RECORDING_DIR
+set -euo pipefail
+bin=$1 scale=$2 dir=$3
+limit_kb=$((64 * 1024))
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$scale" --repeat 4 "$dir/trace.dat" "$tmp/x4.dat"
+"$scale" --repeat 4 --cpus 256 "$dir/trace.dat" "$tmp/x4-256.dat"
+trace-cmd convert -i "$tmp/x4-256.dat" -o "$tmp/x4-256.v6.dat" --file-version 6 >/dev/null 2>&1 ||
+  { echo "FAIL: trace-cmd convert (trace-cmd comes from scripts/install-deps.sh)"; exit 1; }
+# The report without its file line, its format, its CPU count and the CPU-migration note.
+report() {
+  "$bin" report "$@" | sed -E '1d; s/format trace.dat v[67][^·]*·/format ·/; s/ [0-9]+ CPUs? ·/ N CPUs ·/; /pair\.cpu_migration/d'
+}
+report "$tmp/x4.dat" > "$tmp/want.txt"
+grep -q 'kvm_exit\|exits' "$tmp/want.txt" || { echo "FAIL: no report on the original"; exit 1; }
+fail=0
+for run in "zstd:x4-256.dat:" "zstd -j 1:x4-256.dat:-j 1" "uncompressed:x4-256.v6.dat:" \
+  "uncompressed -j 1:x4-256.v6.dat:-j 1"; do
+  IFS=: read -r name file args <<< "$run"
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$bin" report $args "$tmp/$file" > "$tmp/raw.txt"
+  grep -q '256 CPUs' "$tmp/raw.txt" || { echo "FAIL: $name: not read as 256 CPUs"; fail=1; }
+  # shellcheck disable=SC2086
+  report $args "$tmp/$file" > "$tmp/got.txt"
+  rss_kb=$(cat "$tmp/rss")
+  echo "$name: peak RSS ${rss_kb} KB"
+  diff "$tmp/want.txt" "$tmp/got.txt" > "$tmp/diff.txt" || {
+    echo "FAIL: $name: the report differs from the original's"
+    head -20 "$tmp/diff.txt"
+    fail=1
+  }
+  [ "$rss_kb" -lt "$limit_kb" ] || { echo "FAIL: $name: peak RSS ${rss_kb} KB >= ${limit_kb} KB"; fail=1; }
+done
+exit $fail
