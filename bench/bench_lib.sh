@@ -5,17 +5,20 @@
 # first use: zstd (trace.dat v7, trace-cmd 3.x's default), zlib (the same written as zlib by
 # tracedat_scale --codec), v6 (uncompressed, `trace-cmd convert --file-version 6`), perf (perf.data, bench/perfdata_scale.py), or the run's `trace-cmd report`
 # text, plain (text) or gzip -1 (textgz), by bench/text_scale.py. compare_peers.sh uses the names.
+# CPUS=N: the trace.dat files spread over N CPUs (tracedat_scale --cpus), a host with many CPUs.
 bench_input() {
-  local dat=$DIR/dual-5000-x$2.dat
-  [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$2" "$RUN/trace.dat" "$dat"
+  local cpus="" spread=()
+  if [ -n "${CPUS:-}" ]; then spread=(--cpus "$CPUS"); cpus=-c$CPUS; fi
+  local dat=$DIR/dual-5000-x$2$cpus.dat
+  [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$2" "${spread[@]}" "$RUN/trace.dat" "$dat"
   case $1 in
     zstd) echo "$dat" ;;
     zlib)
-      local zl=$DIR/dual-5000-x$2-zlib.dat
-      [ -s "$zl" ] || "$BUILD/tracedat_scale" --repeat "$2" --codec zlib "$RUN/trace.dat" "$zl"
+      local zl=$DIR/dual-5000-x$2$cpus-zlib.dat
+      [ -s "$zl" ] || "$BUILD/tracedat_scale" --repeat "$2" "${spread[@]}" --codec zlib "$RUN/trace.dat" "$zl"
       echo "$zl" ;;
     v6)
-      local raw=$DIR/dual-5000-x$2-v6.dat
+      local raw=$DIR/dual-5000-x$2$cpus-v6.dat
       [ -s "$raw" ] || trace-cmd convert -i "$dat" -o "$raw" --file-version 6 >/dev/null 2>&1
       echo "$raw" ;;
     perf)
