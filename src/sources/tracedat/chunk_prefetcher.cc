@@ -1,6 +1,7 @@
 #include "sources/tracedat/chunk_prefetcher.h"
 
 #include <algorithm>
+#include <array>
 
 #include "base/byte_reader.h"
 
@@ -41,7 +42,15 @@ int ChunkPrefetcher::AddStream(std::span<const uint8_t> tail, uint64_t size) {
   // trace-cmd 3.1 records the compressed size without the leading 4-byte chunk count.
   s.end = std::min<uint64_t>(size + kChunkCountSize, tail.size());
   if (file_) s.file_offset = static_cast<uint64_t>(tail.data() - file_->bytes().data());
-  ByteReader r(tail);
+  // The count with pread too: read through the mapping, each stream's count faulted in the 64 KB
+  // around it (the kernel's fault-around), 17 MB of the file resident on 256 CPUs.
+  std::array<uint8_t, kChunkCountSize> count{};
+  std::span<const uint8_t> head = tail.first(std::min<size_t>(tail.size(), kChunkCountSize));
+  if (file_ && file_->mapped() && head.size() == kChunkCountSize) {
+    file_->ReadAt(s.file_offset, kChunkCountSize, count.data());
+    head = count;
+  }
+  ByteReader r(head);
   s.chunks_left = r.U32();
   if (!r.ok()) {
     s.chunks_left = 0;
