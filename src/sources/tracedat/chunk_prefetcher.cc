@@ -108,11 +108,15 @@ bool ChunkPrefetcher::ReadChunk(Stream& s, uint32_t* usize, std::span<const uint
 }
 
 bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor) {
+  const bool more = ProduceChunk(s, out, decompressor);
+  // The stream ended (its last chunk, a cut table or the end check): its read buffer goes.
+  if (!Pending(s)) std::vector<uint8_t>().swap(s.read);
+  return more;
+}
+
+bool ChunkPrefetcher::ProduceChunk(Stream& s, Chunk* out, Decompressor& decompressor) {
   if (s.chunks_left == 0 && !s.end_checked) CheckEnd(s);
-  if (s.chunks_left == 0) {
-    std::vector<uint8_t>().swap(s.read);  // the stream ended: its read buffer goes
-    return false;
-  }
+  if (s.chunks_left == 0) return false;
   uint32_t usize = 0;
   std::span<const uint8_t> data;
   bool whole = ReadChunk(s, &usize, &data);
@@ -124,7 +128,6 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor)
   if (!whole) {
     s.how.truncated = true;
     s.chunks_left = 0;
-    std::vector<uint8_t>().swap(s.read);
     return false;
   }
   const uint64_t csize = data.size();
@@ -136,7 +139,6 @@ bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor)
     out->corrupt = !decompressor.Decompress(data, out->bytes);
   }
   if (out->corrupt) out->bytes.clear();
-  if (!Pending(s)) std::vector<uint8_t>().swap(s.read);  // its last chunk (Work asks no more)
   return true;
 }
 

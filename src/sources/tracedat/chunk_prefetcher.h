@@ -41,6 +41,12 @@
 
 namespace exitscope {
 
+// One of `parts` shares of `budget`, within [lo, hi]: a buffer per CPU that keeps the sum flat on a
+// host with hundreds of CPUs (lo bounds it there) and its size on a few (hi).
+inline uint64_t BudgetShare(uint64_t budget, size_t parts, uint64_t lo, uint64_t hi) {
+  return std::clamp<uint64_t>(budget / std::max<size_t>(parts, 1), lo, hi);
+}
+
 class ChunkPrefetcher {
  public:
   struct Chunk {
@@ -116,14 +122,14 @@ class ChunkPrefetcher {
   // 256-CPU host), but kMinReadBytes at least (a chunk or two). A larger chunk is read whole.
   static constexpr size_t kReadBytes = 64 << 10;
   static constexpr size_t kMinReadBytes = 8 << 10;
-  size_t ReadBytes() const {
-    return std::clamp(kReadBudget / std::max<size_t>(streams_.size(), 1), kMinReadBytes, kReadBytes);
-  }
+  size_t ReadBytes() const { return BudgetShare(kReadBudget, streams_.size(), kMinReadBytes, kReadBytes); }
   // Region bytes [pos, pos + n) of the stream, below s.end: from its read buffer (refilled with pread
   // when they are not all in it), or in place without a file. Valid until the next call.
   std::span<const uint8_t> View(Stream& s, uint64_t pos, uint64_t n) const;
-  // Reads and decompresses the stream's next chunk into *out; false when the table is done.
+  // Reads and decompresses the stream's next chunk into *out; false when the table is done. Frees the
+  // stream's read buffer once it ended.
   bool Produce(Stream& s, Chunk* out, Decompressor& decompressor);
+  bool ProduceChunk(Stream& s, Chunk* out, Decompressor& decompressor);
   // Whether Produce may still find a chunk in the stream.
   static bool Pending(const Stream& s) { return s.chunks_left || !(s.end_checked || s.how.truncated); }
   // The claims part (see the top): the chunk at s.pos would cross the size, or the count's chunks

@@ -58,8 +58,7 @@ struct TraceDatShared {
   // buffers were 64 MB), but 8 pages at least. ShareSequentialReads sets it.
   uint64_t sequential_read_bytes = kSequentialReadMax;
   void ShareSequentialReads(size_t streams) {
-    sequential_read_bytes = std::clamp<uint64_t>(kSequentialReadBudget / std::max<size_t>(streams, 1),
-                                                 kSequentialReadMin, kSequentialReadMax);
+    sequential_read_bytes = BudgetShare(kSequentialReadBudget, streams, kSequentialReadMin, kSequentialReadMax);
   }
   static constexpr uint64_t kSequentialReadMax = 256 << 10, kSequentialReadMin = 32 << 10;
   static constexpr uint64_t kSequentialReadBudget = 8 << 20;
