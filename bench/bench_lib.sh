@@ -5,10 +5,12 @@
 # first use: zstd (trace.dat v7, trace-cmd 3.x's default), zlib (the same written as zlib by
 # tracedat_scale --codec), v6 (uncompressed, `trace-cmd convert --file-version 6`), perf (perf.data, bench/perfdata_scale.py), or the run's `trace-cmd report`
 # text, plain (text) or gzip -1 (textgz), by bench/text_scale.py. compare_peers.sh uses the names.
-# CPUS=N: the trace.dat files spread over N CPUs (tracedat_scale --cpus), a host with many CPUs.
+# CPUS=N: the trace.dat files spread over N CPUs (tracedat_scale --cpus), a host with many CPUs
+# whose load moves from CPU to CPU; with DEALT=1 page by page in turn (--interleave), every CPU busy.
 bench_input() {
   local cpus="" spread=()
   if [ -n "${CPUS:-}" ]; then spread=(--cpus "$CPUS"); cpus=-c$CPUS; fi
+  if [ -n "${CPUS:-}" ] && [ -n "${DEALT:-}" ]; then spread+=(--interleave); cpus=$cpus-dealt; fi
   local dat=$DIR/dual-5000-x$2$cpus.dat
   [ -s "$dat" ] || "$BUILD/tracedat_scale" --repeat "$2" "${spread[@]}" "$RUN/trace.dat" "$dat"
   case $1 in

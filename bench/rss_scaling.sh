@@ -11,7 +11,8 @@
 #   FORMATS="zstd zlib v6 perf text textgz" RUNS=5 bench/rss_scaling.sh
 # Knobs: BUILD_DIR (build), BENCH_DIR, RUNS (3), REPEATS ("3 27 81"), FORMATS ("zstd v6"), NICE (0),
 # EXITSCOPE (the binary timed, default BUILD_DIR's: an older one for a before/after table), CPUS
-# (the trace.dat files spread over this many CPUs, tracedat_scale --cpus: memory per CPU shows).
+# (the trace.dat files spread over this many CPUs, tracedat_scale --cpus: memory per CPU shows), DEALT
+# (with CPUS: page by page in turn, every CPU busy at once).
 # Exit status 1 when a goal (flat, <= 64 MB at the middle size) is missed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

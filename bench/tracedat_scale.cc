@@ -12,7 +12,9 @@
 // each recorded CPU's over N / (CPUs with data) of them, in consecutive runs, so each keeps its
 // pages in time order and the merged records are the recording's (page by page in turn, records of
 // one time on two pages came out in another order where CPU N - 1 hands over to CPU 0, in
-// `trace-cmd report` too): a host with many CPUs, whose report must count the same exits.
+// `trace-cmd report` too): a host with many CPUs, whose report must count the same exits. With
+// --interleave as well, page by page in turn: every CPU busy at once, as on a loaded host — for
+// timing (a tie at a hand-over may come out the other way round, so the report may differ a little).
 // Key assumption: trace-cmd 3.x layout — the metadata sections and the first (uncompressed) options
 // section come before the flyrecord section, whose data runs up to a trailing options section
 // holding the BUFFER option; everything else (the strings section) follows that and is copied.
@@ -66,6 +68,7 @@ struct Options {
   std::vector<std::string> keep_events;  // empty: keep every event format
   Codec codec = Codec::kUnknown;         // kUnknown: the input's
   uint32_t cpus = 0;                     // spread over this many CPUs; 0: as recorded
+  bool interleave = false;               // --cpus: page by page in turn, not in consecutive runs
 };
 
 // The trailing options section again with a BUFFER option listing `cpus` CPUs (offsets and sizes 0,
@@ -484,11 +487,11 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
   uint64_t pos = out.size();
   std::vector<uint8_t> tail(file.begin() + tail_off, file.end());
   if (codec != in_codec) tail = Transcode(tail, &dec, codec);
-  // What each CPU written holds: a recorded CPU's repeated pages [first, end) (all of them but with
-  // --cpus); its offset and size go to `field` in the tail.
+  // What each CPU written holds: `count` of a recorded CPU's repeated pages, from `first` on, every
+  // `stride`th (all of them but with --cpus); its offset and size go to `field` in the tail.
   struct Target {
     const CpuData* from;
-    uint64_t first, end;
+    uint64_t first, count, stride;
     size_t field;
   };
   std::vector<Target> targets;
@@ -501,16 +504,19 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
       const size_t from = std::min<size_t>(t / per, cpus.size() - 1);
       const uint64_t runs = from + 1 == cpus.size() ? opt.cpus - per * from : per, run = t - per * from;
       const uint64_t all = repeated(cpus[from]);
-      targets.push_back({&cpus[from], all * run / runs, all * (run + 1) / runs, fields[t]});
+      if (opt.interleave)
+        targets.push_back({&cpus[from], run, all > run ? (all - run + runs - 1) / runs : 0, runs, fields[t]});
+      else
+        targets.push_back({&cpus[from], all * run / runs, all * (run + 1) / runs - all * run / runs, 1, fields[t]});
     }
   } else {
-    for (const CpuData& c : cpus) targets.push_back({&c, 0, repeated(c), c.field_pos});
+    for (const CpuData& c : cpus) targets.push_back({&c, 0, repeated(c), 1, c.field_pos});
   }
   std::vector<uint8_t> chunk(kTraceCmdPagesPerChunk * page_size), packed;
   for (const Target& target : targets) {
     const CpuData& c = *target.from;
     uint64_t pages = c.pages.size() / page_size;
-    uint64_t total = target.end - target.first;
+    uint64_t total = target.count;
     uint32_t chunks = static_cast<uint32_t>((total + kTraceCmdPagesPerChunk - 1) / kTraceCmdPagesPerChunk);
     uint64_t start = pos;
     std::vector<uint8_t> hdr;
@@ -519,7 +525,7 @@ int Run(const std::string& in_path, const std::string& out_path, const Options& 
     pos += kChunkCountSize;
     uint64_t filled = 0;
     for (uint64_t n = 0; n < total; ++n) {
-      const uint64_t i = target.first + n;
+      const uint64_t i = target.first + n * target.stride;
       uint64_t rep = i / pages;
       uint8_t* page = chunk.data() + filled * page_size;
       std::memcpy(page, c.pages.data() + (i % pages) * page_size, page_size);
@@ -580,6 +586,8 @@ int main(int argc, char** argv) {
       opt.codec = exitscope::CodecFromName(argv[++i]);
     else if (a == "--cpus" && i + 1 < argc)
       opt.cpus = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--interleave")
+      opt.interleave = true;
     else if (a == "--kallsyms-lines" && i + 1 < argc)
       opt.kallsyms_lines = std::stol(argv[++i]);
     else if (a == "--keep-events" && i + 1 < argc) {
@@ -597,10 +605,11 @@ int main(int argc, char** argv) {
        opt.codec != exitscope::Codec::kZlib)) {
     std::fprintf(stderr,
                  "usage: tracedat_scale [--repeat N] [--codec zstd|zlib] [--max-pages K] [--kallsyms-lines L] "
-                 "[--keep-events a,b] [--cpus N]"
+                 "[--keep-events a,b] [--cpus N [--interleave]]"
                  " IN.dat OUT.dat\n"
                  "  repeats each CPU's pages N times with shifted timestamps (trace.dat v7, zstd or zlib: the input's\n"
-                 "  unless --codec says); --cpus spreads them over N CPUs, in consecutive runs\n");
+                 "  unless --codec says); --cpus spreads them over N CPUs, in consecutive runs (--interleave: page by\n"
+                 "  page in turn, every CPU busy at once; for timing)\n");
     return 64;
   }
   return exitscope::Run(files[0], files[1], opt);
