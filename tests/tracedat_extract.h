@@ -84,6 +84,8 @@ inline Extracted Extract(const std::string& f) {
           x.cpu_pages.resize(cpus);
           for (uint32_t i = 0; i < cpus; ++i, r += 20) {
             uint32_t cpu = Get<uint32_t>(d, r);
+            // The listed CPUs need not be 0..n-1 (dual-5000 lists CPU 1 alone).
+            if (cpu >= x.cpu_pages.size()) x.cpu_pages.resize(cpu + 1);
             uint64_t coff = Get<uint64_t>(d, r + 4);
             uint32_t chunks = Get<uint32_t>(f, coff);
             for (uint64_t c = coff + 4; chunks-- > 0;) {

@@ -36,6 +36,8 @@ Result<std::unique_ptr<KvmEventSource>> OpenTraceDatSliced(const std::string& pa
 
 // How many time slices `source` reads in (0: it is not the sliced reader). For tests and progress.
 size_t SliceCount(const KvmEventSource& source);
+// Events of the largest slice `source` has handed out so far (0: it is not the sliced reader). Tests.
+size_t LargestSlice(const KvmEventSource& source);
 
 // True when a source's diagnostics say its result must be read again with one thread.
 bool ReadsAgainSequentially(const Diagnostics& d);
