@@ -36,24 +36,55 @@ constexpr size_t kAheadPerWorker = 2;
 // busy host the workers still get a fair part of a core beside other processes' threads.
 constexpr int kWorkerNice = 5;
 
-// A worker keeps each CPU's read buffer from slice to slice (fresh pages are dear) while they take
-// this much in all; past it, those above their share go. Kept whatever their size, every CPU's grew
-// to its busiest window: 85 MB on a 256-CPU trace whose load moves from CPU to CPU. A few slices'
-// worth, so a trace of up to a dozen busy CPUs keeps all of its buffers.
-constexpr size_t kKeptReadBytes = 4 << 20;
+// A worker's read buffers. A slice's pages of every CPU are read (pread) into one, each CPU's window
+// and the page before it after the other's: a slice's worth and a few pages per CPU (5 MB when 256
+// CPUs are busy), kept from slice to slice while it takes at most kKeptPagesBytes (fresh pages are
+// dear). A buffer per CPU, grown to its window, kept while they fit a budget and trimmed past it,
+// took turns growing where load moves from CPU to CPU: 40 % of a 256-CPU report, in zero-filling
+// and faulting in. A walk that goes on past its window (time went back) reads into its CPU's own
+// `past` buffer, kept while they take at most kKeptPastBytes.
+constexpr size_t kKeptPagesBytes = 8 << 20;
+constexpr size_t kKeptPastBytes = 4 << 20;
 
-void TrimReads(std::vector<std::vector<uint8_t>>* reads) {
-  size_t bytes = 0;
-  for (const auto& r : *reads) bytes += r.capacity();
-  if (bytes <= kKeptReadBytes) return;
-  for (auto& r : *reads) {
-    if (r.capacity() > kKeptReadBytes / reads->size()) std::vector<uint8_t>().swap(r);
+class SliceReads {
+ public:
+  explicit SliceReads(size_t cpus) : past(cpus) {}
+
+  // Room for `bytes` of pages; what it held before is gone. Not zero-filled: pread writes what is used.
+  uint8_t* Pages(size_t bytes) {
+    if (bytes > pages_size_) {
+      pages_.reset();  // first: a slice's worth need not be held twice
+      pages_.reset(new uint8_t[bytes]);
+      pages_size_ = bytes;
+    }
+    return pages_.get();
   }
-}
 
-// How one slice walked one CPU's pages: what the checks after the run need.
+  void Trim() {
+    if (pages_size_ > kKeptPagesBytes) {
+      pages_.reset();
+      pages_size_ = 0;
+    }
+    size_t bytes = 0;
+    for (const auto& r : past) bytes += r.capacity();
+    if (bytes <= kKeptPastBytes) return;
+    for (auto& r : past) {
+      if (r.capacity() > kKeptPastBytes / past.size()) std::vector<uint8_t>().swap(r);
+    }
+  }
+
+  std::vector<std::vector<uint8_t>> past;  // per CPU
+
+ private:
+  std::unique_ptr<uint8_t[]> pages_;
+  size_t pages_size_ = 0;
+};
+
+// How one slice walks one CPU's pages: planned (Plan), then what the checks after the run need.
 struct CpuWalk {
-  uint64_t first_page = 0, last_page = 0;
+  bool planned = false;  // false: a CPU without a whole page, walked by the last slice only
+  uint64_t first_page = 0, end_hint = 0;
+  uint64_t last_page = 0;
   bool stopped_at_hi = false;
   bool went_back = false;
   bool start_unsure = false;  // more pages without records before first_page than it looks back over
@@ -217,33 +248,80 @@ class SlicedTraceDatSource : public KvmEventSource {
     return shared_.clock.ToNs(LoadLe(buf, l.ts_size));
   }
 
-  // The last page stamped before lo_ns: the first page that may hold a record at or past it. The
-  // samples taken by Cut bracket it, so the probes stay near the pages the slice reads anyway.
-  uint64_t StartPage(size_t c, uint64_t lo_ns) const {
-    if (lo_ns == 0) return 0;
+  // Pages of CPU c stamped before t, counted on from `from` (known to be stamped before an earlier
+  // time): a slice's pages follow its predecessor's, so the search gallops from there (probes 1, 1,
+  // 2, 4 … pages on) and then halves; the samples taken by Cut bound it, so the probes stay near
+  // the pages the slice reads anyway. Plan's (under plan_mu_).
+  uint64_t PagesBefore(size_t c, uint64_t t, uint64_t from) {
     const std::vector<PageSample>& sm = samples_[c];
-    // First sample stamped at or past lo_ns: the answer lies before it and after the one before.
-    auto it =
-        std::lower_bound(sm.begin(), sm.end(), lo_ns, [](const PageSample& a, uint64_t t) { return a.ts_ns < t; });
-    uint64_t lo = it == sm.begin() ? 0 : std::prev(it)->page + 1;
-    uint64_t hi = it == sm.end() ? Pages(c) : it->page;
-    while (lo < hi) {  // count of pages stamped before lo_ns
+    // First sample stamped at or past t: the answer lies before it and after the one before.
+    auto it = std::lower_bound(sm.begin(), sm.end(), t, [](const PageSample& a, uint64_t x) { return a.ts_ns < x; });
+    uint64_t lo = std::max(from, it == sm.begin() ? 0 : std::prev(it)->page + 1);
+    uint64_t hi = std::max(lo, it == sm.end() ? Pages(c) : it->page);
+    for (uint64_t step = 1, grow = 0; lo < hi; step <<= grow, grow = 1) {
+      uint64_t probe = std::min(lo + step, hi) - 1;
+      if (PlanTs(c, probe) >= t) {
+        hi = probe;
+        break;
+      }
+      lo = probe + 1;
+    }
+    while (lo < hi) {
       uint64_t mid = lo + (hi - lo) / 2;
-      if (PageTs(c, mid) < lo_ns)
+      if (PlanTs(c, mid) < t)
         lo = mid + 1;
       else
         hi = mid;
     }
-    return lo == 0 ? 0 : lo - 1;
+    return lo;
   }
 
-  // Where the walk of a window from lo_ns starts: StartPage, or earlier over pages without records.
+  // PageTs, keeping each CPU's last probe: the page found stamped at or past one slice's end is
+  // where the next slice's search begins (half the probes of a loaded many-CPU host's slices).
+  uint64_t PlanTs(size_t c, uint64_t p) {
+    PageSample& last = last_probe_[c];
+    if (last.page != p) last = {p, PageTs(c, p)};
+    return last.ts_ns;
+  }
+
+  // Where each CPU's walk of slice s starts (the last page stamped before lo_ns: the first that may
+  // hold a record at or past it) and likely ends (the page hi_ns falls in, and one more), found in
+  // slice order from where the slice before ended. A search per CPU per slice from the samples alone
+  // took ~12 probes of a page stamp each: 740 k preads on a 256-CPU trace of 100 k pages.
+  void Plan(Slice& s) {
+    s.walks.resize(cpus_.size());
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      CpuWalk& w = s.walks[c];
+      // A CPU without a whole page has nothing to walk; the last window alone counts what is there
+      // (a partial page, data cut short). Hundreds of idle CPUs would otherwise cost a stream each
+      // per slice.
+      w.planned = (Pages(c) > 0 || s.hi_ns == UINT64_MAX) && !Idle(c, s);
+      if (!w.planned) continue;
+      uint64_t& before = pages_before_lo_[c];
+      w.first_page = before == 0 ? 0 : before - 1;
+      if (s.hi_ns == UINT64_MAX) {
+        w.end_hint = Pages(c);
+        continue;
+      }
+      before = PagesBefore(c, s.hi_ns, before);
+      w.end_hint = std::min(Pages(c), (before == 0 ? 0 : before - 1) + 2);
+    }
+  }
+
+  // Plans every slice up to i, in order, whichever worker gets there first.
+  void PlanUpTo(size_t i) {
+    std::lock_guard<std::mutex> lock(plan_mu_);
+    for (; planned_ <= i; ++planned_) Plan(slices_[planned_]);
+  }
+
+  // Where the walk of a window from `page` starts: there, or earlier over pages without records.
   // A loss marker on such a page waits for the next record (trace-cmd's and our sequential rule),
   // which may be this window's first; starting after the page that set it would drop it in both
-  // windows. *unsure: more than kMaxRecordlessPages in a row, not looked at — the cut is not trusted.
-  uint64_t WalkStart(size_t c, uint64_t lo_ns, bool* unsure) const {
-    uint64_t page = StartPage(c, lo_ns);
-    for (uint64_t back = 0; page > 0 && !PageHasRecords(c, page - 1); --page) {
+  // windows. `before`: the bytes of the page before `page` when the caller read them. *unsure: more
+  // than kMaxRecordlessPages in a row, not looked at — the cut is not trusted.
+  uint64_t WalkStart(size_t c, uint64_t page, std::span<const uint8_t> before, bool* unsure) const {
+    for (uint64_t back = 0; page > 0; --page) {
+      if (back == 0 && !before.empty() ? HasRecords(before) : PageHasRecords(c, page - 1)) break;
       if (++back > kMaxRecordlessPages) {
         *unsure = true;
         break;
@@ -252,20 +330,56 @@ class SlicedTraceDatSource : public KvmEventSource {
     return page;
   }
 
-  // The page a window's end time falls in, and one more: where its walk likely ends.
-  uint64_t EndPageHint(size_t c, uint64_t hi_ns) const {
-    return hi_ns == UINT64_MAX ? Pages(c) : std::min(Pages(c), StartPage(c, hi_ns) + 2);
-  }
-
-  bool PageHasRecords(size_t c, uint64_t p) const {
-    std::vector<uint8_t> read(shared_.page_size);
-    shared_.file->ReadAt(cpus_[c].offset + p * shared_.page_size, shared_.page_size, read.data());
-    std::span<const uint8_t> page(read);
+  // Whether `page` holds a record; given `latest`, walks them all for the latest one's time in ns.
+  bool HasRecords(std::span<const uint8_t> page, uint64_t* latest = nullptr) const {
     RingBufferStats ignored;
     uint64_t missed = 0;
     PageWalker walker;
     PageRecord record;
-    return walker.Begin(page, shared_.page_layout, &ignored, &missed) && walker.Next(&record);
+    if (!walker.Begin(page, shared_.page_layout, &ignored, &missed) || !walker.Next(&record)) return false;
+    if (latest) {
+      *latest = shared_.clock.ToNs(record.ts);
+      while (walker.Next(&record)) *latest = std::max(*latest, shared_.clock.ToNs(record.ts));
+    }
+    return true;
+  }
+
+  // Page p of CPU c, read (pread) on its own.
+  std::vector<uint8_t> OnePage(size_t c, uint64_t p) const {
+    std::vector<uint8_t> read(shared_.page_size);
+    ReadPages(c, p, p + 1, read.data());
+    return read;
+  }
+
+  bool PageHasRecords(size_t c, uint64_t p) const { return HasRecords(OnePage(c, p)); }
+
+  // The latest record of CPU c's last whole page, in ns; UINT64_MAX when it holds none.
+  uint64_t LastRecordNs(size_t c) const {
+    uint64_t latest = UINT64_MAX;
+    return HasRecords(OnePage(c, Pages(c) - 1), &latest) ? latest : UINT64_MAX;
+  }
+
+  // Whether CPU c has no record in slice s's window, as far as its page stamps and last page say:
+  // its first page is stamped at or past hi_ns, or its last page's records all lie before lo_ns.
+  // Such a walk would read a page or two and hand out nothing: on a host of hundreds of CPUs whose
+  // load moves, most CPUs most of the time. The last slice walks every CPU (it counts partial pages).
+  // A clock that went back is still caught: the slice before stopped at this one's lo_ns (Retire).
+  bool Idle(size_t c, const Slice& s) const {
+    return s.hi_ns != UINT64_MAX && Pages(c) > 0 &&
+           (s.hi_ns <= bounds_[c].first_page_ns || s.lo_ns > bounds_[c].last_record_ns);
+  }
+
+  // Pages [first, end) of CPU c to `out`, in one pread.
+  void ReadPages(size_t c, uint64_t first, uint64_t end, uint8_t* out) const {
+    if (end > first)
+      shared_.file->ReadAt(cpus_[c].offset + first * shared_.page_size, (end - first) * shared_.page_size, out);
+  }
+
+  // The pages a walk reads first: from the page before its first page (which says whether it starts
+  // earlier, WalkStart) to its end hint.
+  std::pair<uint64_t, uint64_t> WindowPages(size_t c, const CpuWalk& w) const {
+    const uint64_t before = w.first_page == 0 ? 0 : w.first_page - 1;
+    return {before, std::max(before, std::min(w.end_hint, Pages(c)))};
   }
 
   // Places n-1 cuts at quantiles of sampled page stamps, so slices hold about the same data.
@@ -297,6 +411,12 @@ class SlicedTraceDatSource : public KvmEventSource {
       if (t > 0 && t != UINT64_MAX && (cuts.empty() || t > cuts.back())) cuts.push_back(t);
     }
     slices_.resize(cuts.size() + 1);
+    pages_before_lo_.assign(cpus_.size(), 0);
+    last_probe_.assign(cpus_.size(), {UINT64_MAX, 0});
+    bounds_.assign(cpus_.size(), {});
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      if (Pages(c) > 0) bounds_[c] = {PageTs(c, 0), LastRecordNs(c)};
+    }
     for (size_t i = 0; i < slices_.size(); ++i) {
       slices_[i].lo_ns = i == 0 ? 0 : cuts[i - 1];
       slices_[i].hi_ns = i == cuts.size() ? UINT64_MAX : cuts[i];
@@ -305,8 +425,7 @@ class SlicedTraceDatSource : public KvmEventSource {
 
   void Work() {
     LowerThreadPriority(kWorkerNice);
-    // Each CPU's pages of a slice are read (pread) into one of these, kept from slice to slice.
-    std::vector<std::vector<uint8_t>> reads(cpus_.size());
+    SliceReads reads(cpus_.size());
     for (;;) {
       size_t i;
       std::vector<KvmEvent> buffer;
@@ -324,8 +443,9 @@ class SlicedTraceDatSource : public KvmEventSource {
       // events once or twice and was a tenth of a short report's time. Recycled buffers keep theirs.
       if (buffer.capacity() == 0) buffer.reserve(events_per_slice_);
       slices_[i].events = std::move(buffer);
+      PlanUpTo(i);
       Decode(slices_[i], &reads);
-      TrimReads(&reads);
+      reads.Trim();
       {
         std::lock_guard<std::mutex> lock(mu_);
         slices_[i].done = true;
@@ -335,19 +455,33 @@ class SlicedTraceDatSource : public KvmEventSource {
   }
 
   // Walks, merges and decodes one slice — the sequential reader's loop on a time window — reading
-  // each CPU's pages into (*reads)[c].
-  void Decode(Slice& s, std::vector<std::vector<uint8_t>>* reads) {
+  // each CPU's pages into *reads.
+  void Decode(Slice& s, SliceReads* reads) {
+    const uint32_t ps = shared_.page_size;
+    uint64_t bytes = 0;
+    for (size_t c = 0; c < cpus_.size(); ++c) {
+      if (!s.walks[c].planned) continue;
+      auto [before, end] = WindowPages(c, s.walks[c]);
+      bytes += (end - before) * ps;
+    }
     CpuMerger merger;
     std::vector<TraceDatCpuStream*> streams(cpus_.size(), nullptr);
-    s.walks.resize(cpus_.size());
+    uint8_t* at = reads->Pages(bytes);
     for (size_t c = 0; c < cpus_.size(); ++c) {
-      // A CPU without a whole page has nothing to walk; the last window alone counts what is there
-      // (a partial page, data cut short). Hundreds of idle CPUs would otherwise cost a stream each
-      // per slice.
-      if (Pages(c) == 0 && s.hi_ns != UINT64_MAX) continue;
-      TimeWindow w{true, s.lo_ns, s.hi_ns, WalkStart(c, s.lo_ns, &s.walks[c].start_unsure), EndPageHint(c, s.hi_ns)};
-      s.walks[c].first_page = w.first_page;
-      auto stream = std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, w, &(*reads)[c]);
+      CpuWalk& w = s.walks[c];
+      if (!w.planned) continue;
+      // One pread for the pages the walk likely takes and the page before them: with hundreds of
+      // CPUs a slice holds a page or two of each, and a call per page (and a probe of the one
+      // before) was most of the report's time.
+      auto [before, end] = WindowPages(c, w);
+      const std::span<const uint8_t> read(at, (end - before) * ps);
+      ReadPages(c, before, end, at);
+      at += read.size();
+      w.first_page = WalkStart(c, w.first_page, read.first(std::min<size_t>(read.size(), ps)), &w.start_unsure);
+      TimeWindow window{true, s.lo_ns, s.hi_ns, w.first_page, w.end_hint};
+      auto stream =
+          std::make_unique<TraceDatCpuStream>(&shared_, &s.counters, cpus_[c], nullptr, window, &reads->past[c]);
+      if (w.first_page >= before) stream->UsePagesRead(before, read);
       streams[c] = stream.get();
       merger.Add(std::move(stream));
     }
@@ -397,9 +531,10 @@ class SlicedTraceDatSource : public KvmEventSource {
       if (w.went_back || w.start_unsure) cut_unsafe_ = true;
       // The slice before stopped at this slice's start time: this one must have walked from that
       // page or earlier, else records between the two walks were never looked at.
+      // Or it was left out as idle (Plan): then the one before must not have seen a record past it.
       if (consumed_ > 0) {
         const CpuWalk& prev = slices_[consumed_ - 1].walks[c];
-        if (prev.stopped_at_hi && w.first_page > prev.last_page) cut_unsafe_ = true;
+        if (prev.stopped_at_hi && (!w.planned || w.first_page > prev.last_page)) cut_unsafe_ = true;
       }
       if (w.first_ts_ns != ~0ull) KeepEarliestFirstTs(&first_ts_ns_, cpus_[c].cpu, w.first_ts_ns);
     }
@@ -452,6 +587,16 @@ class SlicedTraceDatSource : public KvmEventSource {
     uint64_t page, ts_ns;
   };
   std::vector<std::vector<PageSample>> samples_;  // per CPU, by page (Cut)
+  // Plan's, under plan_mu_: slices planned, and per CPU the pages stamped before the next one's lo_ns.
+  std::mutex plan_mu_;
+  size_t planned_ = 0;
+  std::vector<uint64_t> pages_before_lo_;
+  std::vector<PageSample> last_probe_;  // per CPU (PlanTs)
+  // Per CPU, for Idle: its first page's stamp and the latest record of its last whole page.
+  struct TimeBounds {
+    uint64_t first_page_ns = 0, last_record_ns = UINT64_MAX;
+  };
+  std::vector<TimeBounds> bounds_;
 
   // Shared with the workers, under mu_.
   std::mutex mu_;

@@ -224,6 +224,8 @@ bool TraceDatCpuStream::NextPage() {
 }
 
 std::span<const uint8_t> TraceDatCpuStream::ReadPage(uint64_t pos, uint32_t size) {
+  if (pos >= given_begin_ && pos + size <= given_begin_ + given_.size())
+    return given_.subspan(pos - given_begin_, size);
   if (pos < read_begin_ || pos + size > read_end_) {
     // The first read takes the pages the window likely walks, in one call, and no more: with
     // hundreds of CPUs a 1 MB slice holds a page or two of each, and reading 64 KB of every CPU

@@ -145,6 +145,14 @@ class TraceDatCpuStream : public CpuRecordStream {
   uint64_t last_page_walked() const { return next_page_ == 0 ? 0 : next_page_ - 1; }
   bool stopped_at_hi() const { return stopped_at_hi_; }
   bool went_back() const { return went_back_; }
+  // Windows read with pread: `bytes` holds this CPU's pages from page `first` on (the caller read
+  // them in one call, with the page before the window, beside the other CPUs'); the walk takes them
+  // from there and reads into the read buffer only past them.
+  void UsePagesRead(uint64_t first, std::span<const uint8_t> bytes) {
+    if (!read_) return;
+    given_begin_ = first * shared_->page_size;
+    given_ = bytes.first(std::min<uint64_t>(bytes.size(), pages_.size() - std::min(given_begin_, pages_.size())));
+  }
 
  private:
   bool NextPage();
@@ -171,6 +179,8 @@ class TraceDatCpuStream : public CpuRecordStream {
   uint64_t next_page_ = 0;                  // index of the next page of region_ (uncompressed)
   std::vector<uint8_t>* read_ = nullptr;    // pages_ read with pread (null: in place)
   uint64_t read_begin_ = 0, read_end_ = 0;  // the bytes of pages_ *read_ holds
+  std::span<const uint8_t> given_;          // UsePagesRead's: pages_ from given_begin_ on
+  uint64_t given_begin_ = 0;
   ChunkPrefetcher::Chunk chunk_;
   uint64_t consumed_ = 0, released_ = 0;  // bytes of region_ read / handed back to the kernel
   PageWalker walker_;
