@@ -82,7 +82,7 @@ class SliceReads {
 
 // How one slice walks one CPU's pages: planned (Plan), then what the checks after the run need.
 struct CpuWalk {
-  bool planned = false;  // false: a CPU without a whole page, walked by the last slice only
+  bool planned = false;  // false: not walked (no whole page but in the last slice, or Idle)
   uint64_t first_page = 0, end_hint = 0;
   uint64_t last_page = 0;
   bool stopped_at_hi = false;
@@ -297,14 +297,14 @@ class SlicedTraceDatSource : public KvmEventSource {
       // per slice.
       w.planned = (Pages(c) > 0 || s.hi_ns == UINT64_MAX) && !Idle(c, s);
       if (!w.planned) continue;
-      uint64_t& before = pages_before_lo_[c];
-      w.first_page = before == 0 ? 0 : before - 1;
+      uint64_t& stamped_before = pages_before_lo_[c];
+      w.first_page = stamped_before == 0 ? 0 : stamped_before - 1;
       if (s.hi_ns == UINT64_MAX) {
         w.end_hint = Pages(c);
         continue;
       }
-      before = PagesBefore(c, s.hi_ns, before);
-      w.end_hint = std::min(Pages(c), (before == 0 ? 0 : before - 1) + 2);
+      stamped_before = PagesBefore(c, s.hi_ns, stamped_before);
+      w.end_hint = std::min(Pages(c), (stamped_before == 0 ? 0 : stamped_before - 1) + 2);
     }
   }
 
