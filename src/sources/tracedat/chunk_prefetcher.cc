@@ -197,7 +197,7 @@ void ChunkPrefetcher::Work() {
       ready_bytes_ += chunk.bytes.size();
       peak_ready_bytes_ = std::max(peak_ready_bytes_, ready_bytes_);
       pick->ready.push_back(std::move(chunk));
-      if (pick->ready.size() >= min_depth_ && pick->ready_bytes >= ahead_bytes_) pick->full = true;
+      if (pick->ready.size() >= Depth(*pick) && pick->ready_bytes >= ahead_bytes_) pick->full = true;
     }
     if (!more || !Pending(*pick)) pick->done = true;
     // One wake-up per chunk cost ~5 % of a zstd report in futex calls: the consumer, faster than
@@ -222,6 +222,10 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
     free_.push_back(std::move(out->bytes));
   }
   while (s.ready.empty() && !s.done) {
+    // Twice in a row on one stream: the merger reads it on its own (a busy CPU among idle ones).
+    if (stream == last_waited_) hot_stream_ = stream;
+    last_waited_ = stream;
+    ++consumer_waits_;
     if (workers_waiting_) cv_.notify_all();
     waiting_stream_ = stream;
     cv_.wait(lock);
@@ -233,7 +237,7 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
   s.ready.pop_front();
   s.ready_bytes -= out->bytes.size();
   ready_bytes_ -= out->bytes.size();
-  if (s.full && (s.ready.size() < (min_depth_ + 1) / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
+  if (s.full && (s.ready.size() < (Depth(s) + 1) / 2 || s.ready_bytes < ahead_bytes_ / 2)) {
     s.full = false;
     if (workers_waiting_) cv_.notify_all();
   }
