@@ -80,6 +80,11 @@ class SliceReads {
   size_t pages_size_ = 0;
 };
 
+// A CPU's first record and the latest record of its last whole page, in ns (Idle).
+struct TimeBounds {
+  uint64_t first_record_ns = 0, last_record_ns = UINT64_MAX;
+};
+
 // How one slice walks one CPU's pages: planned (Plan), then what the checks after the run need.
 struct CpuWalk {
   bool planned = false;  // false: not walked (no whole page but in the last slice, or Idle)
@@ -330,13 +335,15 @@ class SlicedTraceDatSource : public KvmEventSource {
     return page;
   }
 
-  // Whether `page` holds a record; given `latest`, walks them all for the latest one's time in ns.
-  bool HasRecords(std::span<const uint8_t> page, uint64_t* latest = nullptr) const {
+  // Whether `page` holds a record; given `first` and `latest`, the first one's time in ns and, walking
+  // them all, the latest one's.
+  bool HasRecords(std::span<const uint8_t> page, uint64_t* first = nullptr, uint64_t* latest = nullptr) const {
     RingBufferStats ignored;
     uint64_t missed = 0;
     PageWalker walker;
     PageRecord record;
     if (!walker.Begin(page, shared_.page_layout, &ignored, &missed) || !walker.Next(&record)) return false;
+    if (first) *first = shared_.clock.ToNs(record.ts);
     if (latest) {
       *latest = shared_.clock.ToNs(record.ts);
       while (walker.Next(&record)) *latest = std::max(*latest, shared_.clock.ToNs(record.ts));
@@ -353,20 +360,24 @@ class SlicedTraceDatSource : public KvmEventSource {
 
   bool PageHasRecords(size_t c, uint64_t p) const { return HasRecords(OnePage(c, p)); }
 
-  // The latest record of CPU c's last whole page, in ns; UINT64_MAX when it holds none.
-  uint64_t LastRecordNs(size_t c) const {
-    uint64_t latest = UINT64_MAX;
-    return HasRecords(OnePage(c, Pages(c) - 1), &latest) ? latest : UINT64_MAX;
+  // The first record of CPU c's first page and the latest of its last whole page, in ns (0 and
+  // UINT64_MAX when they hold none): what Idle goes by. Not the first page's stamp: a record may lie
+  // before it (an absolute time stamp), and a window skipped for it would lose that record unseen.
+  TimeBounds Bounds(size_t c) const {
+    TimeBounds b;
+    if (!HasRecords(OnePage(c, 0), &b.first_record_ns)) b.first_record_ns = 0;
+    if (!HasRecords(OnePage(c, Pages(c) - 1), nullptr, &b.last_record_ns)) b.last_record_ns = UINT64_MAX;
+    return b;
   }
 
-  // Whether CPU c has no record in slice s's window, as far as its page stamps and last page say:
-  // its first page is stamped at or past hi_ns, or its last page's records all lie before lo_ns.
+  // Whether CPU c has no record in slice s's window, as far as its first and last page say: its
+  // first record lies at or past hi_ns, or its last page's records all lie before lo_ns.
   // Such a walk would read a page or two and hand out nothing: on a host of hundreds of CPUs whose
   // load moves, most CPUs most of the time. The last slice walks every CPU (it counts partial pages).
   // A clock that went back is still caught: the slice before stopped at this one's lo_ns (Retire).
   bool Idle(size_t c, const Slice& s) const {
     return s.hi_ns != UINT64_MAX && Pages(c) > 0 &&
-           (s.hi_ns <= bounds_[c].first_page_ns || s.lo_ns > bounds_[c].last_record_ns);
+           (s.hi_ns <= bounds_[c].first_record_ns || s.lo_ns > bounds_[c].last_record_ns);
   }
 
   // Pages [first, end) of CPU c to `out`, in one pread.
@@ -415,7 +426,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     last_probe_.assign(cpus_.size(), {UINT64_MAX, 0});
     bounds_.assign(cpus_.size(), {});
     for (size_t c = 0; c < cpus_.size(); ++c) {
-      if (Pages(c) > 0) bounds_[c] = {PageTs(c, 0), LastRecordNs(c)};
+      if (Pages(c) > 0) bounds_[c] = Bounds(c);
     }
     for (size_t i = 0; i < slices_.size(); ++i) {
       slices_[i].lo_ns = i == 0 ? 0 : cuts[i - 1];
@@ -592,11 +603,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   size_t planned_ = 0;
   std::vector<uint64_t> pages_before_lo_;
   std::vector<PageSample> last_probe_;  // per CPU (PlanTs)
-  // Per CPU, for Idle: its first page's stamp and the latest record of its last whole page.
-  struct TimeBounds {
-    uint64_t first_page_ns = 0, last_record_ns = UINT64_MAX;
-  };
-  std::vector<TimeBounds> bounds_;
+  std::vector<TimeBounds> bounds_;      // per CPU (Idle)
 
   // Shared with the workers, under mu_.
   std::mutex mu_;
