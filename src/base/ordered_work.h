@@ -68,7 +68,12 @@ class OrderedWork {
   }
 
  private:
-  struct Slot {
+  // No two slots share a cache line (nor the pair of lines fetched together): the caller's thread
+  // writes its batch's vector ends on every record while a worker writes another batch's output
+  // string on every line, and slots allocated side by side could share lines that then moved
+  // between the cores each time. `dump` of 10.1 M records on 2 cores (one formatting worker),
+  // paired runs, medians: 1.10 → 0.96 s, CPU 1.96 → 1.74 s.
+  struct alignas(128) Slot {
     Batch batch;
     bool taken = false, finished = false;
   };
