@@ -11,12 +11,30 @@ namespace exitscope {
 namespace pd = perfdata;
 
 PerfSampleStream::PerfSampleStream(const PerfDataFile* file, Diagnostics* diagnostics)
-    : file_(file), diagnostics_(diagnostics) {}
+    : file_(file), diagnostics_(diagnostics), read_(file->mapped() && !file->pipe_mode()) {}
+
+void PerfSampleStream::ReadOn(uint64_t to) {
+  // What lies below keep_ goes when that frees at least as much as is moved down: every byte is
+  // moved at most about once however long the rounds, and the window holds about the pending
+  // records' span, not the file.
+  const uint64_t drop = std::clamp(keep_, window_begin_, window_end_) - window_begin_;
+  const uint64_t kept = window_end_ - window_begin_ - drop;
+  if (drop >= kept && drop > 0) {
+    std::memmove(window_.data(), window_.data() + drop, kept);
+    window_begin_ += drop;
+  }
+  to = std::min<uint64_t>(file_->data().size(), std::max(to, window_end_ + kReadBytes));
+  // Grown, never shrunk or cleared: the bytes past window_end_ are read over, not zeroed again.
+  if (window_.size() < to - window_begin_) window_.resize(std::max<size_t>(to - window_begin_, window_.size() * 2));
+  file_->ReadData(window_end_, to - window_end_, window_.data() + (window_end_ - window_begin_));
+  window_end_ = to;
+}
 
 bool PerfSampleStream::Refill() {
   // Drop what was emitted; the rest (already sorted) stays at the front.
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(ready_end_));
   ready_begin_ = ready_end_ = 0;
+  keep_ = LowestPending();
   const uint64_t left_out_before = left_out_;
   ReadRound();
   // A round whose samples were all left out still moves the flush limit, as it did when they were
@@ -26,27 +44,31 @@ bool PerfSampleStream::Refill() {
     return pos_ < file_->records_end();
   }
   ReleaseSorted();
+  ReleasePages(LowestPending());
+  return true;
+}
+
+uint64_t PerfSampleStream::LowestPending() const {
   uint64_t lowest = pos_;
   for (const Pending& p : pending_) lowest = std::min<uint64_t>(lowest, p.offset);
-  ReleasePages(lowest);
-  return true;
+  return lowest;
 }
 
 void PerfSampleStream::ReleasePages(uint64_t below) {
   // No pending record lies below `below`: its pages will not be read again.
-  if (!file_->mapped() || below - std::min(below, released_) < kReleaseBytes) return;
+  if (read_ || !file_->mapped() || below - std::min(below, released_) < kReleaseBytes) return;
   file_->ReleaseData(released_, below);
   released_ = below;
 }
 
 void PerfSampleStream::ReadRound() {
-  auto data = file_->data();
   const size_t end = file_->records_end();
   bool round_end = false;
   while (pos_ < end && !round_end) {
-    if (pos_ >= prefaulted_) prefaulted_ = file_->PrefaultData(pos_, end);
-    const uint8_t* r = data.data() + pos_;
+    if (!read_ && pos_ >= prefaulted_) prefaulted_ = file_->PrefaultData(pos_, end);
+    const uint8_t* r = At(pos_, pd::kRecordHeaderSize);
     const auto [type, size] = PerfDataFile::RecordHeaderAt(r);
+    r = At(pos_, size);
     std::span<const uint8_t> body(r + pd::kRecordHeaderSize, size - pd::kRecordHeaderSize);
     size_t next = pos_ + size;
     switch (type) {
@@ -115,10 +137,9 @@ bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {
   for (;;) {
     while (ready_begin_ < ready_end_) {
       const Pending& p = pending_[ready_begin_++];
-      const uint8_t* rec = file_->data().data() + p.offset;
       if (p.raw_size == kLostMarker) {
         uint32_t type;
-        std::memcpy(&type, rec, 4);
+        std::memcpy(&type, At(p.offset, 4), 4);
         // LOST: u64 id, u64 lost; LOST_SAMPLES: u64 lost.
         uint64_t count = file_->LoadDataU64(p.offset + pd::kRecordHeaderSize + (type == pd::kRecordLost ? 8 : 0));
         // Without sample_id_all the CPU is unknown: report it on CPU 0 rather than not at all.
@@ -134,7 +155,7 @@ bool PerfSampleStream::Next(PerfTimedSample* out, LostEvents* lost) {
       out->ts_ns = p.ts_ns;
       out->cpu = p.cpu;
       out->tid = p.tid;
-      out->raw = std::span<const uint8_t>(rec + p.raw_off, p.raw_size);
+      out->raw = std::span<const uint8_t>(At(p.offset, p.raw_off + size_t{p.raw_size}) + p.raw_off, p.raw_size);
       if (pending_lost_.cpu >= 0) {
         if (lost) *lost = pending_lost_;
         pending_lost_ = LostEvents{};
