@@ -32,8 +32,9 @@ struct TracingDataInfo {
 
 // Parses a whole tracing-data block that starts with kTracingMagic and a "6"/"0.6"-style version:
 // the layout perf.data's HEADER_TRACING_DATA and trace.dat v6 share. Fills `formats` (every event
-// whose format parses; a bad one is counted in diagnostics as "format.unparsable"), meta->kallsyms
-// and meta->comm_by_tid. Cmdlines are optional (perf before 0.6 lacks them). `info` may be null.
+// whose format parses; a bad one is counted in diagnostics as "format.unparsable"), meta->comm_by_tid
+// and, when it is unknown, meta->isa_hint from the kallsyms (ParseKallsyms). Cmdlines are optional (perf before 0.6
+// lacks them). `info` may be null.
 Status ParseTracingData(std::span<const uint8_t> bytes, FormatRegistry* formats, TraceMeta* meta,
                         Diagnostics* diagnostics, TracingDataInfo* info = nullptr);
 
@@ -42,6 +43,8 @@ Status ParseTracingData(std::span<const uint8_t> bytes, FormatRegistry* formats,
 bool ParseHeaderInfo(ByteReader* r, TracingDataInfo* info);
 bool ParseFtraceFormats(ByteReader* r, FormatRegistry* formats, Diagnostics* diagnostics);
 bool ParseEventSystems(ByteReader* r, FormatRegistry* formats, Diagnostics* diagnostics);
+// The host's kallsyms: the ISA its KVM module runs (vmx_vcpu_run / svm_vcpu_run) becomes
+// meta->isa_hint when that is unknown, so a report names it even without a kvm_exit. Not kept.
 bool ParseKallsyms(ByteReader* r, TraceMeta* meta);
 bool ParsePrintk(ByteReader* r);
 bool ParseCmdlines(ByteReader* r, TraceMeta* meta);

@@ -44,7 +44,7 @@ struct TraceMeta {
   std::map<int32_t, std::string> comm_by_tid;  // pid → comm (cmdlines, COMM records, text)
   std::map<int32_t, int32_t> tgid_by_tid;      // thread → process when the source knows it
   std::vector<GuestInfo> guests;
-  std::string kallsyms;  // host kallsyms text when the file carries it (may be empty)
+  std::string kallsyms;  // host kallsyms text to write (the live recorder's); readers do not keep it
   // First and last timestamp of every record the source read, kvm events or not (set when the
   // source is exhausted; both 0 when it read none): the trace's span.
   uint64_t first_ts_ns = 0, last_ts_ns = 0;

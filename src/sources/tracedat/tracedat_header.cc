@@ -471,13 +471,6 @@ Result<TraceDatLayout> HeaderParser::Parse() {
     meta_->buffer_overwritten = true;
     diag_->Bump(DiagId::kTracedatKernelOverrun, cpustat_lost_);
   }
-  // The hint names the ISA in a report even when no kvm_exit (with its own `isa` field) is seen.
-  if (meta_->isa_hint == Isa::kUnknown && !meta_->kallsyms.empty()) {
-    if (meta_->kallsyms.find(" vmx_vcpu_run") != std::string::npos)
-      meta_->isa_hint = Isa::kVmx;
-    else if (meta_->kallsyms.find(" svm_vcpu_run") != std::string::npos)
-      meta_->isa_hint = Isa::kSvm;
-  }
   return std::move(layout_);
 }
 
