@@ -145,13 +145,6 @@ TEST(PerfDataReader, PipeModeMatchesPerfScript) {
   EXPECT_GT(checked, 0);
 }
 
-// Bytes this process read with read(2)/pread(2) so far (/proc/self/io rchar).
-uint64_t BytesRead() {
-  std::string io = testing::ReadFile("/proc/self/io");
-  size_t at = io.find("rchar: ");
-  return at == std::string::npos ? 0 : std::stoull(io.substr(at + 7));
-}
-
 // Every sample and loss marker the time-ordered stream hands out, as text.
 std::vector<std::string> StreamOf(const PerfDataFile& f) {
   Diagnostics diag;
@@ -187,9 +180,9 @@ TEST(PerfDataReader, FileIsReadWithPreadAsInPlace) {
     auto view = PerfDataFile::Open(
         MappedFile::View({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path), &diag_view);
     ASSERT_TRUE(view.ok()) << path << ": " << view.error().message;
-    const uint64_t before = BytesRead();
+    const uint64_t before = testing::ProcSelfIo("rchar");
     const std::vector<std::string> read = StreamOf(**file);
-    const uint64_t read_bytes = BytesRead() - before;
+    const uint64_t read_bytes = testing::ProcSelfIo("rchar") - before;
     const std::vector<std::string> in_place = StreamOf(**view);
     EXPECT_GT(read.size(), 30u) << path;
     EXPECT_TRUE(read == in_place) << path << ": " << read.size() << " vs " << in_place.size() << " samples";

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -42,6 +43,14 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A counter of this process's I/O so far (/proc/self/io: every thread, live or gone), e.g. "syscr"
+// (read calls) or "rchar" (bytes read by read(2)/pread(2)); 0 when the kernel shows none.
+inline uint64_t ProcSelfIo(const std::string& key) {
+  std::string io = ReadFile("/proc/self/io");
+  size_t at = io.find(key + ": ");
+  return at == std::string::npos ? 0 : std::stoull(io.substr(at + key.size() + 2));
 }
 
 // Writes `bytes` to `path` (replacing it); false when it could not.

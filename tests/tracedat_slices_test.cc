@@ -380,13 +380,6 @@ std::string Spread(const fs::path& dir, uint32_t cpus, bool dealt, uint64_t* pag
   return out;
 }
 
-// Read system calls this process made so far (/proc/self/io: every thread, live or gone).
-uint64_t ReadCalls() {
-  std::string io = testing::ReadFile("/proc/self/io");
-  size_t at = io.find("syscr: ");
-  return at == std::string::npos ? 0 : std::stoull(io.substr(at + 7));
-}
-
 // A host of 64 CPUs and slices of 64 pages (a page of each CPU, when all are busy). The events must
 // be the sequential reader's. The slices must come out about even: sampled at the same pages of
 // every CPU, a loaded host's samples bunched in a few instants and the few slices between them held
@@ -403,11 +396,11 @@ TEST_F(SlicedReaderTest, ManyCpusAreCutEvenlyAndReadAboutOnce) {
     auto seq_src = OpenKvmEventSource(path, InputFormat::kTraceDat, 1);
     ASSERT_TRUE(seq_src.ok());
     Read seq = ReadAll(**seq_src);
-    const uint64_t before = ReadCalls();
+    const uint64_t before = testing::ProcSelfIo("syscr");
     auto par_src = OpenTraceDatSliced(path, 2, cpus * 4096);
     ASSERT_TRUE(par_src.ok());
     Read par = ReadAll(**par_src);
-    const uint64_t calls = ReadCalls() - before;
+    const uint64_t calls = testing::ProcSelfIo("syscr") - before;
     const size_t slices = SliceCount(**par_src);
     ASSERT_GT(slices, 20u) << what;
     EXPECT_FALSE(ReadsAgainSequentially((*par_src)->diagnostics())) << what;

@@ -33,8 +33,8 @@ struct TracingDataInfo {
 // Parses a whole tracing-data block that starts with kTracingMagic and a "6"/"0.6"-style version:
 // the layout perf.data's HEADER_TRACING_DATA and trace.dat v6 share. Fills `formats` (every event
 // whose format parses; a bad one is counted in diagnostics as "format.unparsable"), meta->comm_by_tid
-// and, when it is unknown, meta->isa_hint from the kallsyms (ParseKallsyms). Cmdlines are optional (perf before 0.6
-// lacks them). `info` may be null.
+// and, when it is unknown, meta->isa_hint from the kallsyms (ParseKallsyms). Cmdlines are optional
+// (perf before 0.6 lacks them). `info` may be null.
 Status ParseTracingData(std::span<const uint8_t> bytes, FormatRegistry* formats, TraceMeta* meta,
                         Diagnostics* diagnostics, TracingDataInfo* info = nullptr);
 

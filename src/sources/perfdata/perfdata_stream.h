@@ -57,7 +57,7 @@ class PerfSampleStream {
   void ReadRound();  // the records of one round into pending_
   void AddSample(std::span<const uint8_t> body, const uint8_t* record);
   void ReleaseSorted();               // sorts pending_ and marks what no later record can precede
-  void ReleasePages(uint64_t below);  // in place: drops the file pages of data() below `below` (8 MB steps)
+  void ReleasePages(uint64_t below);  // in place: drops data()'s pages below `below` (8 MB steps)
   uint64_t LowestPending() const;     // where the lowest record not handed out lies (pos_ if none)
   static constexpr uint64_t kReleaseBytes = 8 << 20;
   // data()[pos, pos + size), which lies inside data(): in place, or read into window_ (reading on
