@@ -104,18 +104,6 @@ int FuzzTracingData(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
-// features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
-// Each sample the inline parser answers for must parse the same through ParseSample.
-int FuzzPerfData(const uint8_t* data, size_t size) {
-  Diagnostics diagnostics;
-  if (auto f = PerfDataFile::Open(MappedFile::View({data, size}, "fuzz.perf.data"), &diagnostics);
-      f.ok() && (*f)->FirstFastParseMismatch() != -1) {
-    std::abort();
-  }
-  return ReportRawSource(OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"));
-}
-
 // Trace text (trace-cmd report / perf script / tracefs trace dialects, plain or gzip) from memory
 // through the line parsers and the report pipeline.
 int FuzzText(const uint8_t* data, size_t size) {
@@ -176,6 +164,34 @@ int MemFile(const char* name, const uint8_t* data, size_t size) {
 }
 
 }  // namespace
+
+// A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
+// features, HEADER_TRACING_DATA, round-sorted samples), the kvm decoder and the report pipeline.
+// Each sample the inline parser answers for must parse the same through ParseSample. Then the same
+// bytes as a file (memfd), whose records the sequential reader preads into a window that drops and
+// moves what was handed out (PerfSampleStream), not in place: the events, loss markers, diagnostics
+// and names must be those read in place (a difference aborts). The last byte picks Next or NextBatch.
+int FuzzPerfData(const uint8_t* data, size_t size) {
+  Diagnostics diagnostics;
+  if (auto f = PerfDataFile::Open(MappedFile::View({data, size}, "fuzz.perf.data"), &diagnostics);
+      f.ok() && (*f)->FirstFastParseMismatch() != -1) {
+    std::abort();
+  }
+  ReportRawSource(OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"));
+  auto in_place = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
+  if (!in_place.ok()) return 0;
+  const std::string want = ReadAllAsText(*MakeDecodingSource(std::move(in_place.value())), false);
+  int fd = MemFile("fuzz.perf.data", data, size);
+  if (fd < 0) return 0;
+  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
+  if (file.ok() && (*file)->mapped()) {
+    auto read = OpenPerfDataRaw(std::move(file.value()), ClockOptions{});
+    if (!read.ok()) std::abort();  // it opened in place
+    if (ReadAllAsText(*MakeDecodingSource(std::move(read.value())), size && (data[size - 1] & 1)) != want) std::abort();
+  }
+  ::close(fd);
+  return 0;
+}
 
 // A whole trace.dat (v6/v7, any codec) from memory, as `exitscope report` reads it (above).
 // Then the same bytes as a file (memfd), which the reader reads with pread (an uncompressed trace's
