@@ -164,6 +164,32 @@ TEST(TracefsInstance, StaleInstancesOfDeadRunsAreRemovedOthersKept) {
   EXPECT_FALSE(fs::exists(dead));
 }
 
+// Two runs starting at once both see a dead run's instance; the one whose rmdir comes second gets
+// ENODEV (the kernel is freeing it) or ENOENT (freed). That is not an error: the instance is gone.
+// Any other failure still is (EBUSY: a reader holds one of its files open).
+TEST(TracefsInstance, StaleInstanceRemovedByAnotherRunMeanwhileIsNoError) {
+  FakeTracefs t;
+  const std::string dead = t.root() + "/instances/exitscope-" + std::to_string(DeadPid());
+  ASSERT_TRUE(fs::create_directory(dead));
+  const InstanceDirOps raced{nullptr, [](const char* path) {
+                               ::rmdir(path);  // the other run's rmdir, first
+                               errno = ENODEV;
+                               return -1;
+                             }};
+  auto removed = RemoveStaleInstances(t.root(), raced);
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 0);
+  EXPECT_FALSE(fs::exists(dead));
+  ASSERT_TRUE(fs::create_directory(dead));
+  const InstanceDirOps busy{nullptr, [](const char*) {
+                              errno = EBUSY;
+                              return -1;
+                            }};
+  auto failed = RemoveStaleInstances(t.root(), busy);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().tag, "live.tracefs-io");
+}
+
 TEST(TracefsInstance, FailedCreateLeavesNoInstanceBehind) {
   FakeTracefs t;
   // Plain mkdir: the directory appears empty (no tracing_on), as on a filesystem that is not tracefs.

@@ -109,7 +109,12 @@ Result<int> RemoveStaleInstances(const std::string& tracefs, const InstanceDirOp
     // rmdir frees the instance with its buffers, events and filters (kernel/trace/trace.c
     // instance_rmdir); it fails with EBUSY only while a reader still holds a file open.
     std::string dir = tracefs + "/instances/" + name;
-    if (ops.remove(dir.c_str()) != 0) return PermissionOrIo("cannot remove stale instance", dir);
+    if (ops.remove(dir.c_str()) != 0) {
+      // Another run cleaning up at the same moment got there first: the kernel answers ENODEV for
+      // an instance already being freed, ENOENT once it is gone. Gone is what was wanted.
+      if (errno == ENODEV || errno == ENOENT) continue;
+      return PermissionOrIo("cannot remove stale instance", dir);
+    }
     ++removed;
   }
   return removed;
