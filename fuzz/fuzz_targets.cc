@@ -163,6 +163,26 @@ int MemFile(const char* name, const uint8_t* data, size_t size) {
   return fd;
 }
 
+// `in_place` (the input opened from memory) against the same bytes as a file (memfd) opened by
+// `open_file`, which the readers pread rather than read in place: the file's events, loss markers,
+// diagnostics and names must be those read in place, Next or NextBatch for the file by the input's
+// last byte. A difference, or a file that does not open where the bytes did, aborts.
+template <typename OpenFile>
+void CheckFileReadAsInPlace(const char* name, const uint8_t* data, size_t size,
+                            Result<std::unique_ptr<RawEventSource>> in_place, OpenFile open_file) {
+  if (!in_place.ok()) return;
+  const std::string want = ReadAllAsText(*MakeDecodingSource(std::move(in_place.value())), false);
+  int fd = MemFile(name, data, size);
+  if (fd < 0) return;
+  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
+  if (file.ok() && (*file)->mapped()) {
+    auto read = open_file(std::move(file.value()));
+    if (!read.ok()) std::abort();
+    if (ReadAllAsText(*MakeDecodingSource(std::move(read.value())), size && (data[size - 1] & 1)) != want) std::abort();
+  }
+  ::close(fd);
+}
+
 }  // namespace
 
 // A whole perf.data (file or pipe mode) from memory through the perf reader (header, attrs,
@@ -178,18 +198,8 @@ int FuzzPerfData(const uint8_t* data, size_t size) {
     std::abort();
   }
   ReportRawSource(OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"));
-  auto in_place = OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data");
-  if (!in_place.ok()) return 0;
-  const std::string want = ReadAllAsText(*MakeDecodingSource(std::move(in_place.value())), false);
-  int fd = MemFile("fuzz.perf.data", data, size);
-  if (fd < 0) return 0;
-  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
-  if (file.ok() && (*file)->mapped()) {
-    auto read = OpenPerfDataRaw(std::move(file.value()), ClockOptions{});
-    if (!read.ok()) std::abort();  // it opened in place
-    if (ReadAllAsText(*MakeDecodingSource(std::move(read.value())), size && (data[size - 1] & 1)) != want) std::abort();
-  }
-  ::close(fd);
+  CheckFileReadAsInPlace("fuzz.perf.data", data, size, OpenPerfDataRawBuffer({data, size}, "fuzz.perf.data"),
+                         [](std::unique_ptr<MappedFile> f) { return OpenPerfDataRaw(std::move(f), ClockOptions{}); });
   return 0;
 }
 
@@ -200,20 +210,8 @@ int FuzzPerfData(const uint8_t* data, size_t size) {
 // NextBatch for the file.
 int FuzzTraceDat(const uint8_t* data, size_t size) {
   ReportRawSource(OpenTraceDatBuffer({data, size}, "fuzz.dat"));
-  auto in_place = OpenTraceDatBuffer({data, size}, "fuzz.dat");
-  if (!in_place.ok()) return 0;
-  auto decoded = MakeDecodingSource(std::move(in_place.value()));
-  const std::string want = ReadAllAsText(*decoded, false);
-  int fd = MemFile("fuzz.dat", data, size);
-  if (fd < 0) return 0;
-  auto file = MappedFile::Open("/proc/self/fd/" + std::to_string(fd));
-  if (file.ok() && (*file)->mapped()) {
-    auto read = OpenTraceDat(std::move(file.value()), ClockOptions{});
-    if (!read.ok()) std::abort();  // the header parsed in place
-    auto source = MakeDecodingSource(std::move(read.value()));
-    if (ReadAllAsText(*source, size && (data[size - 1] & 1)) != want) std::abort();
-  }
-  ::close(fd);
+  CheckFileReadAsInPlace("fuzz.dat", data, size, OpenTraceDatBuffer({data, size}, "fuzz.dat"),
+                         [](std::unique_ptr<MappedFile> f) { return OpenTraceDat(std::move(f), ClockOptions{}); });
   return 0;
 }
 
