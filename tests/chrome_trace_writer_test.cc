@@ -3,6 +3,8 @@
 // without a json value: the file must still parse, and say the same).
 #include <gtest/gtest.h>
 
+#include <stdio.h>  // fopencookie
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -120,6 +122,46 @@ TEST(ChromeTraceWriter, DetailTextsOfEveryKind) {
     ++i;
   }
   EXPECT_EQ(i, cases.size());
+}
+
+// The exits go out in pieces of ~1 MB, not through the FILE's own few-KB buffer (a write(2) per
+// 16 exits, 30,000 for the default cap's 125 MB), and the pieces still make one whole file.
+TEST(ChromeTraceWriter, WritesInLargePiecesThatMakeOneFile) {
+  struct Sink {
+    std::string bytes;
+    size_t writes = 0;
+  } sink;
+  cookie_io_functions_t io{};
+  io.write = [](void* cookie, const char* buf, size_t size) -> ssize_t {
+    auto* s = static_cast<Sink*>(cookie);
+    s->bytes.append(buf, size);
+    ++s->writes;
+    return static_cast<ssize_t>(size);
+  };
+  std::FILE* out = fopencookie(&sink, "w", io);
+  ASSERT_NE(out, nullptr);
+  TraceMeta meta;
+  meta.isa_hint = Isa::kSvm;
+  ExitBinner bins(meta);
+  bins.SetOrigin(1'000'000'000);
+  constexpr int kExits = 20'000;
+  {
+    ChromeTraceWriter writer(out, meta, bins, 0);
+    for (int i = 0; i < kExits; ++i) {
+      ExitSample s = testing::MakeExitSample(42, Isa::kSvm, kSvmExitHlt, 1'000, 1'000'000'000 + 2'000ull * i);
+      bins.OnExitSample(s);
+      writer.OnExitSample(s);
+    }
+    EXPECT_TRUE(writer.Finish(Report{}));
+  }
+  std::fclose(out);
+  ASSERT_GT(sink.bytes.size(), 2u << 20);  // a few MB: pieces of 4-8 KB would be hundreds of writes
+  EXPECT_LE(sink.writes, 2 * (sink.bytes.size() >> 20) + 4) << sink.bytes.size() << " bytes";
+  const nlohmann::json doc = nlohmann::json::parse(sink.bytes);
+  int exits = 0;
+  for (const auto& e : doc.at("traceEvents")) exits += e.value("cat", "") == "exit";
+  EXPECT_EQ(exits, kExits);
+  EXPECT_EQ(doc.at("otherData").at("exitscope").at("exits_written"), kExits);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ void AppendUs(std::string* out, uint64_t ns) {
 
 ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits)
     : out_(out), meta_(meta), bins_(bins), max_exits_(max_exits) {
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
+  line_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
 std::string ChromeTraceWriter::Us(uint64_t ns) const {
@@ -84,10 +84,21 @@ const std::string& ChromeTraceWriter::QuotedVmmExit(uint32_t userspace_reason) {
   return it->second;
 }
 
-void ChromeTraceWriter::Event(const std::string& json) {
-  if (!first_) std::fputs(",\n", out_);
+void ChromeTraceWriter::Separate() {
+  if (!first_) line_.append(",\n");
   first_ = false;
-  std::fwrite(json.data(), 1, json.size(), out_);
+}
+
+void ChromeTraceWriter::Flush(size_t at_least) {
+  if (line_.size() < at_least) return;
+  std::fwrite(line_.data(), 1, line_.size(), out_);
+  line_.clear();
+}
+
+void ChromeTraceWriter::Event(const std::string& json) {
+  Separate();
+  line_.append(json);
+  Flush(kFlushBytes);
 }
 
 void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
@@ -99,7 +110,7 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   const uint64_t origin = bins_.origin_ns();
   const uint64_t rel = s.ts_ns > origin ? s.ts_ns - origin : 0;
   const int64_t pid = bins_.vms().VmId(s.tid);
-  line_.clear();
+  Separate();
   const std::string& name = QuotedName(s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint, s.reason);
   // Appended piece by piece: a format string parsed per exit took half the time of a timeline.
   auto put = [this](std::string_view piece) { line_.append(piece); };
@@ -144,7 +155,7 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   }
   if (any) put("]");
   put("}}");
-  Event(line_);
+  Flush(kFlushBytes);
 }
 
 namespace {
@@ -229,10 +240,10 @@ bool ChromeTraceWriter::Finish(const Report& report) {
   other["counter_bin_ns"] = bins_.bin_ns();
   other["filters"] = report.context.filters;
   other["partial"] = report.partial;
-  std::string tail =
-      "\n],\"otherData\":{\"exitscope\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-      "}}\n";
-  std::fwrite(tail.data(), 1, tail.size(), out_);
+  line_.append("\n],\"otherData\":{\"exitscope\":")
+      .append(other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+      .append("}}\n");
+  Flush(0);
   return std::fflush(out_) == 0 && !std::ferror(out_);
 }
 

@@ -39,6 +39,13 @@ class ChromeTraceWriter : public ExitSampleSink {
  private:
   void Write(const ExitSample& s, bool timed);
   void Event(const std::string& json);  // one array element, comma-separated
+  void Separate();                      // the comma before an element but the first
+  // Writes what line_ holds once it is at least `at_least` bytes (0: whatever it holds).
+  void Flush(size_t at_least);
+
+  // What is written at a time: an exit is ~250 bytes, and the FILE's own buffer (4 KB) made a
+  // write(2) per 16 of them, 30,000 calls for the default cap's 125 MB.
+  static constexpr size_t kFlushBytes = 1 << 20;
   std::string Us(uint64_t ns_since_origin) const;
   // A reason's or a VMM exit's JSON-quoted name, made once per name rather than once per exit.
   const std::string& QuotedName(Isa isa, uint32_t reason);
@@ -50,7 +57,7 @@ class ChromeTraceWriter : public ExitSampleSink {
   uint64_t max_exits_;
   uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
   bool first_ = true;
-  std::string line_;
+  std::string line_;                                  // the JSON not written yet: the elements since the last Flush
   std::string detail_;                                // one detail's text, before it is quoted into line_
   std::unordered_map<uint64_t, std::string> quoted_;  // (kind, isa, code) → quoted name
 };
