@@ -125,12 +125,13 @@ TEST(ChromeTraceWriter, DetailTextsOfEveryKind) {
 }
 
 // The exits go out in pieces of ~1 MB, not through the FILE's own few-KB buffer (a write(2) per
-// 16 exits, 30,000 for the default cap's 125 MB), and the pieces still make one whole file.
+// 16 exits, 30,000 for the default cap's 125 MB), and the pieces still make one whole file; the
+// same file when a thread of its own formats the exits, batch by batch.
 TEST(ChromeTraceWriter, WritesInLargePiecesThatMakeOneFile) {
   struct Sink {
     std::string bytes;
     size_t writes = 0;
-  } sink;
+  };
   cookie_io_functions_t io{};
   io.write = [](void* cookie, const char* buf, size_t size) -> ssize_t {
     auto* s = static_cast<Sink*>(cookie);
@@ -138,30 +139,43 @@ TEST(ChromeTraceWriter, WritesInLargePiecesThatMakeOneFile) {
     ++s->writes;
     return static_cast<ssize_t>(size);
   };
-  std::FILE* out = fopencookie(&sink, "w", io);
-  ASSERT_NE(out, nullptr);
   TraceMeta meta;
   meta.isa_hint = Isa::kSvm;
-  ExitBinner bins(meta);
-  bins.SetOrigin(1'000'000'000);
-  constexpr int kExits = 20'000;
-  {
-    ChromeTraceWriter writer(out, meta, bins, 0);
-    for (int i = 0; i < kExits; ++i) {
-      ExitSample s = testing::MakeExitSample(42, Isa::kSvm, kSvmExitHlt, 1'000, 1'000'000'000 + 2'000ull * i);
-      bins.OnExitSample(s);
-      writer.OnExitSample(s);
+  constexpr int kExits = 20'001;  // not a whole number of batches
+  auto write = [&](unsigned format_threads) {
+    Sink sink;
+    std::FILE* out = fopencookie(&sink, "w", io);
+    EXPECT_NE(out, nullptr);
+    ExitBinner bins(meta);
+    bins.SetOrigin(1'000'000'000);
+    {
+      ChromeTraceWriter writer(out, meta, bins, 0, format_threads);
+      for (int i = 0; i < kExits; ++i) {
+        ExitSample s = testing::MakeExitSample(42 + i % 3, Isa::kSvm, i % 5 ? kSvmExitHlt : kSvmExitMsr, 1'000 + i,
+                                               1'000'000'000 + 2'000ull * i);
+        bins.OnExitSample(s);
+        i % 7 ? writer.OnExitSample(s) : writer.OnUntimedExit(s);
+      }
+      EXPECT_TRUE(writer.Finish(Report{}));
     }
-    EXPECT_TRUE(writer.Finish(Report{}));
+    std::fclose(out);
+    return sink;
+  };
+  const Sink one = write(0);
+  ASSERT_GT(one.bytes.size(), 2u << 20);  // a few MB: pieces of 4-8 KB would be hundreds of writes
+  EXPECT_LE(one.writes, (one.bytes.size() >> 18) + 8) << one.bytes.size() << " bytes";  // 256 KB or more a write
+  const nlohmann::json doc = nlohmann::json::parse(one.bytes);
+  int exits = 0, untimed = 0;
+  for (const auto& e : doc.at("traceEvents")) {
+    exits += e.value("cat", "") == "exit";
+    untimed += e.value("cat", "") == "untimed_exit";
   }
-  std::fclose(out);
-  ASSERT_GT(sink.bytes.size(), 2u << 20);  // a few MB: pieces of 4-8 KB would be hundreds of writes
-  EXPECT_LE(sink.writes, 2 * (sink.bytes.size() >> 20) + 4) << sink.bytes.size() << " bytes";
-  const nlohmann::json doc = nlohmann::json::parse(sink.bytes);
-  int exits = 0;
-  for (const auto& e : doc.at("traceEvents")) exits += e.value("cat", "") == "exit";
-  EXPECT_EQ(exits, kExits);
+  EXPECT_EQ(exits + untimed, kExits);
+  EXPECT_EQ(untimed, (kExits + 6) / 7);
   EXPECT_EQ(doc.at("otherData").at("exitscope").at("exits_written"), kExits);
+  const Sink threaded = write(1);
+  EXPECT_EQ(threaded.bytes, one.bytes);
+  EXPECT_LE(threaded.writes, (threaded.bytes.size() >> 18) + 8);
 }
 
 }  // namespace

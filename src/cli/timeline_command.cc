@@ -113,7 +113,9 @@ int WriteTimeline(const TimelineArgs& a, const Filters& filters, uint64_t max_ex
           if (out != stdout) out = std::freopen(out_path.c_str(), "wb", out);
         }
         bins = std::make_unique<ExitBinner>(src.meta());
-        writer = std::make_unique<ChromeTraceWriter>(out, src.meta(), *bins, max_exits);
+        // Formatting the exits costs as much as reading them: a thread of its own unless -j 1.
+        writer = std::make_unique<ChromeTraceWriter>(out, src.meta(), *bins, max_exits,
+                                                     DecodeThreads(a.threads) > 1 ? 1 : 0);
         ReportTaps taps;
         taps.accepted = {bins.get(), writer.get()};
         taps.on_start = [&](uint64_t first_ts_ns) { bins->SetOrigin(first_ts_ns); };

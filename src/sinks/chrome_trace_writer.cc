@@ -61,10 +61,17 @@ void AppendUs(std::string* out, uint64_t ns) {
 
 }  // namespace
 
-ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits)
-    : out_(out), meta_(meta), bins_(bins), max_exits_(max_exits) {
+ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits,
+                                     unsigned format_threads)
+    : out_(out),
+      meta_(meta),
+      bins_(bins),
+      max_exits_(max_exits),
+      work_(std::min(format_threads, 1u), [this](TimelineBatch& b, unsigned) { FormatBatch(&b); }) {
   line_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
+
+ChromeTraceWriter::~ChromeTraceWriter() = default;
 
 std::string ChromeTraceWriter::Us(uint64_t ns) const {
   std::string us;
@@ -96,6 +103,7 @@ void ChromeTraceWriter::Flush(size_t at_least) {
 }
 
 void ChromeTraceWriter::Event(const std::string& json) {
+  HandOver(/*drain=*/true);
   Separate();
   line_.append(json);
   Flush(kFlushBytes);
@@ -107,28 +115,61 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
     return;
   }
   ++written_;
+  TimelineBatch& b = work_.current();
+  if (b.exits.empty()) {
+    b.first = first_;
+    first_ = false;
+  }
+  b.exits.push_back({s, bins_.vms().VmId(s.tid), timed});  // VmId memoizes: not on the worker
+  if (b.exits.size() >= kBatchExits) HandOver(/*drain=*/false);
+}
+
+// The batch filled so far to the formatting worker, and what it finished to the file, in order (all
+// of it when `drain`): the elements kept in line_ (the file's head) go out first.
+void ChromeTraceWriter::HandOver(bool drain) {
+  auto write = [this](const TimelineBatch& b) {
+    Flush(0);
+    std::fwrite(b.json.data(), 1, b.json.size(), out_);
+    return true;
+  };
+  if (!work_.current().exits.empty()) work_.Submit(write);
+  if (drain) work_.Drain(write);
+}
+
+void ChromeTraceWriter::FormatBatch(TimelineBatch* b) {
+  b->json.reserve(b->exits.size() * 320);
+  for (size_t i = 0; i < b->exits.size(); ++i) {
+    if (i > 0 || !b->first) b->json.append(",\n");
+    FormatExit(b->exits[i], &b->json);
+  }
+}
+
+// One exit's element (no separator) appended to *out: on the formatting worker, or in HandOver when
+// there is none.
+void ChromeTraceWriter::FormatExit(const TimelineExit& e, std::string* out) {
+  const ExitSample& s = e.sample;
+  const bool timed = e.timed;
+  const int64_t pid = e.pid;
   const uint64_t origin = bins_.origin_ns();
   const uint64_t rel = s.ts_ns > origin ? s.ts_ns - origin : 0;
-  const int64_t pid = bins_.vms().VmId(s.tid);
-  Separate();
   const std::string& name = QuotedName(s.isa != Isa::kUnknown ? s.isa : meta_.isa_hint, s.reason);
   // Appended piece by piece: a format string parsed per exit took half the time of a timeline.
-  auto put = [this](std::string_view piece) { line_.append(piece); };
+  auto put = [out](std::string_view piece) { out->append(piece); };
   if (timed) {
     put("{\"ph\":\"X\",\"cat\":\"exit\",\"name\":"), put(name);
   } else {
     // No entry to end it: an instant on its thread, so it is still seen (and counted) where it happened.
     put("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"untimed_exit\",\"name\":"), put(name);
   }
-  put(",\"pid\":"), AppendSigned(&line_, pid), put(",\"tid\":"), AppendSigned(&line_, s.tid);
-  put(",\"ts\":"), AppendUs(&line_, rel);
-  if (timed) put(",\"dur\":"), AppendUs(&line_, s.dur_ns);
-  put(",\"args\":{\"rip\":\""), AppendHex(&line_, s.rip), put("\",\"vcpu\":"), AppendSigned(&line_, s.vcpu_id);
-  put(",\"exit_cpu\":"), AppendSigned(&line_, s.exit_cpu);
+  put(",\"pid\":"), AppendSigned(out, pid), put(",\"tid\":"), AppendSigned(out, s.tid);
+  put(",\"ts\":"), AppendUs(out, rel);
+  if (timed) put(",\"dur\":"), AppendUs(out, s.dur_ns);
+  put(",\"args\":{\"rip\":\""), AppendHex(out, s.rip), put("\",\"vcpu\":"), AppendSigned(out, s.vcpu_id);
+  put(",\"exit_cpu\":"), AppendSigned(out, s.exit_cpu);
   if (timed) {
-    put(",\"entry_cpu\":"), AppendSigned(&line_, s.entry_cpu);
-    put(",\"handling_ns\":"), AppendDecimal(&line_, s.handling_ns());
-    put(",\"blocked_ns\":"), AppendDecimal(&line_, s.blocked_ns);
+    put(",\"entry_cpu\":"), AppendSigned(out, s.entry_cpu);
+    put(",\"handling_ns\":"), AppendDecimal(out, s.handling_ns());
+    put(",\"blocked_ns\":"), AppendDecimal(out, s.blocked_ns);
   } else {
     put(",\"untimed\":true");
   }
@@ -138,7 +179,7 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
     if (detail_.empty()) return;
     put(any ? "," : ",\"details\":[");
     any = true;
-    AppendJsonString(&line_, detail_);
+    AppendJsonString(out, detail_);
   };
   for (int i = 0; i < s.detail_count; ++i) {
     detail_.clear();
@@ -155,7 +196,6 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   }
   if (any) put("]");
   put("}}");
-  Flush(kFlushBytes);
 }
 
 namespace {
@@ -215,6 +255,7 @@ void EmitRateCounters(const ExitBinner& bins, Emit&& emit, FormatUs&& us) {
 }  // namespace
 
 bool ChromeTraceWriter::Finish(const Report& report) {
+  HandOver(/*drain=*/true);
   auto emit = [this](const std::string& json) { Event(json); };
   EmitNames(bins_, emit);
   EmitRateCounters(bins_, emit, [this](uint64_t ns) { return Us(ns); });

@@ -14,8 +14,11 @@
 #include <string>
 #include <unordered_map>
 
+#include <vector>
+
 #include "analysis/exit_bins.h"
 #include "analysis/exit_pairer.h"
+#include "base/ordered_work.h"
 #include "model/report_model.h"
 
 namespace exitscope {
@@ -23,10 +26,26 @@ namespace exitscope {
 inline constexpr int kTimelineSchemaVersion = 1;            // of the file's otherData.exitscope block
 inline constexpr uint64_t kDefaultTimelineExits = 500'000;  // ~125 MB of JSON (~250 bytes an exit)
 
+// Exits waiting to be formatted, and their JSON once formatted.
+struct TimelineExit {
+  ExitSample sample;
+  int64_t pid;  // the VM's id: the process of the file's thread
+  bool timed;
+};
+struct TimelineBatch {
+  std::vector<TimelineExit> exits;
+  bool first = false;  // holds the file's first element (no comma before it)
+  std::string json;
+  void clear() { exits.clear(), json.clear(); }
+};
+
 class ChromeTraceWriter : public ExitSampleSink {
  public:
-  // `out` stays the caller's; max_exits 0 = no cap.
-  ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits);
+  // `out` stays the caller's; max_exits 0 = no cap. format_threads 1: the exits are formatted on a
+  // thread of their own, in batches, while the caller's thread reads on (0: on the caller's).
+  ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, const ExitBinner& bins, uint64_t max_exits,
+                    unsigned format_threads = 0);
+  ~ChromeTraceWriter() override;
   void OnExitSample(const ExitSample& s) override { Write(s, true); }
   void OnUntimedExit(const ExitSample& s) override { Write(s, false); }
   // Names, counters and the closing block; false when a write failed.
@@ -38,6 +57,9 @@ class ChromeTraceWriter : public ExitSampleSink {
 
  private:
   void Write(const ExitSample& s, bool timed);
+  void HandOver(bool drain);
+  void FormatBatch(TimelineBatch* b);
+  void FormatExit(const TimelineExit& e, std::string* out);
   void Event(const std::string& json);  // one array element, comma-separated
   void Separate();                      // the comma before an element but the first
   // Writes what line_ holds once it is at least `at_least` bytes (0: whatever it holds).
@@ -46,6 +68,8 @@ class ChromeTraceWriter : public ExitSampleSink {
   // What is written at a time: an exit is ~250 bytes, and the FILE's own buffer (4 KB) made a
   // write(2) per 16 of them, 30,000 calls for the default cap's 125 MB.
   static constexpr size_t kFlushBytes = 1 << 20;
+  // Exits handed to the formatting thread at a time (~1 MB of JSON).
+  static constexpr size_t kBatchExits = 4096;
   std::string Us(uint64_t ns_since_origin) const;
   // A reason's or a VMM exit's JSON-quoted name, made once per name rather than once per exit.
   const std::string& QuotedName(Isa isa, uint32_t reason);
@@ -57,9 +81,11 @@ class ChromeTraceWriter : public ExitSampleSink {
   uint64_t max_exits_;
   uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
   bool first_ = true;
-  std::string line_;                                  // the JSON not written yet: the elements since the last Flush
-  std::string detail_;                                // one detail's text, before it is quoted into line_
+  std::string line_;  // the JSON not written yet: the elements since the last Flush
+  // The formatting's own (the worker's, or the caller's thread's when there is none).
+  std::string detail_;                                // one detail's text, before it is quoted
   std::unordered_map<uint64_t, std::string> quoted_;  // (kind, isa, code) → quoted name
+  OrderedWork<TimelineBatch> work_;                   // last: its thread reads the members above
 };
 
 }  // namespace exitscope
