@@ -30,11 +30,17 @@ void ExitBinner::Add(const ExitSample& s, bool timed) {
     cached_ = &threads_[row];
     cached_->tid = row;
     cached_tid_ = s.tid;
+    cached_cell_ = nullptr;
   }
   Thread& t = *cached_;
   if (s.vcpu_id >= 0) t.vcpu_id = s.vcpu_id;
   const uint64_t key = (static_cast<uint64_t>(s.isa) << 32) | s.reason;
-  Cell& c = t.reasons[key];
+  if (key != cached_key_ || !cached_cell_) {  // map nodes stay put: the pointers stay valid
+    cached_cell_ = &t.reasons[key];
+    cached_hist_ = &reason_hist_[key];
+    cached_key_ = key;
+  }
+  Cell& c = *cached_cell_;
   const uint64_t since = s.ts_ns > origin_ns_ ? s.ts_ns - origin_ns_ : 0;
   while (since / bin_ns_ >= kMaxTimeBins) Coarsen();
   const size_t bin = since / bin_ns_;
@@ -52,7 +58,7 @@ void ExitBinner::Add(const ExitSample& s, bool timed) {
     c.vmm_ns += ns;
   }
   ++c.latency[LatencyBucket(ns)];
-  reason_hist_[key].Add(ns);
+  cached_hist_->Add(ns);
 }
 
 void ExitBinner::Coarsen() {

@@ -67,8 +67,12 @@ class ExitBinner : public ExitSampleSink {
   size_t bins_used_ = 0;
   std::map<int32_t, Thread> threads_;
   std::map<uint64_t, LogHistogram> reason_hist_;
+  // The last exit's thread and (thread, reason) cell: exits come in runs of one thread.
   int32_t cached_tid_ = INT32_MIN;
   Thread* cached_ = nullptr;
+  uint64_t cached_key_ = 0;
+  Cell* cached_cell_ = nullptr;
+  LogHistogram* cached_hist_ = nullptr;
 };
 
 }  // namespace exitscope
