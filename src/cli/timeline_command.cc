@@ -108,7 +108,8 @@ int WriteTimeline(const TimelineArgs& a, const Filters& filters, uint64_t max_ex
   Status read = ReadWithSequentialFallback(
       &source.value(), a.path, InputFormat::kAuto,
       [&](KvmEventSource& src) {
-        if (writer) {  // read again sequentially: start the file over
+        if (writer) {      // read again sequentially: start the file over
+          writer.reset();  // its formatting thread writes no more
           std::fflush(out);
           if (out != stdout) out = std::freopen(out_path.c_str(), "wb", out);
         }

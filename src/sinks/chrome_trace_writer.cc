@@ -67,7 +67,11 @@ ChromeTraceWriter::ChromeTraceWriter(std::FILE* out, const TraceMeta& meta, cons
       meta_(meta),
       bins_(bins),
       max_exits_(max_exits),
-      work_(std::min(format_threads, 1u), [this](TimelineBatch& b, unsigned) { FormatBatch(&b); }) {
+      // One thread at most: it then takes the batches in order, and writes each as it is formatted.
+      work_(std::min(format_threads, 1u), [this](TimelineBatch& b, unsigned) {
+        FormatBatch(&b);
+        std::fwrite(b.json.data(), 1, b.json.size(), out_);
+      }) {
   line_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
 }
 
@@ -124,16 +128,16 @@ void ChromeTraceWriter::Write(const ExitSample& s, bool timed) {
   if (b.exits.size() >= kBatchExits) HandOver(/*drain=*/false);
 }
 
-// The batch filled so far to the formatting worker, and what it finished to the file, in order (all
-// of it when `drain`): the elements kept in line_ (the file's head) go out first.
+// The batch filled so far to the formatting (and writing) thread; with `drain`, waits until every
+// batch is written. What line_ holds (the file's head) goes out before the first batch: the caller's
+// thread writes to out_ only then and after a drain, never while a batch may be written.
 void ChromeTraceWriter::HandOver(bool drain) {
-  auto write = [this](const TimelineBatch& b) {
-    Flush(0);
-    std::fwrite(b.json.data(), 1, b.json.size(), out_);
-    return true;
-  };
-  if (!work_.current().exits.empty()) work_.Submit(write);
-  if (drain) work_.Drain(write);
+  auto written = [](const TimelineBatch&) { return true; };
+  if (!work_.current().exits.empty()) {
+    if (!line_.empty()) Flush(0);
+    work_.Submit(written);
+  }
+  if (drain) work_.Drain(written);
 }
 
 void ChromeTraceWriter::FormatBatch(TimelineBatch* b) {
