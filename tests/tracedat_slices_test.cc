@@ -496,6 +496,13 @@ TEST_F(SlicedReaderTest, TimeGoingBackIsFlaggedAndReportReadsAgain) {
   EXPECT_EQ(one.status, two.status);
   EXPECT_EQ(one.out, two.out);
   EXPECT_NE(one.out.find("timestamp_backwards"), std::string::npos) << "the swap should show as time going back";
+  // A timeline to a file is started over when read again, after its formatting thread stopped.
+  const std::string json1 = (dir_ / "swapped-1.json").string(), json2 = (dir_ / "swapped-2.json").string();
+  EXPECT_EQ(RunCommand(bin + " timeline -j 1 -o '" + json1 + "' '" + bad + "' 2>/dev/null").status, one.status);
+  EXPECT_EQ(RunCommand(bin + " timeline -j 2 -o '" + json2 + "' '" + bad + "' 2>/dev/null").status, one.status);
+  const std::string timeline = testing::ReadFile(json1);
+  EXPECT_GT(timeline.size(), 1000000u);
+  EXPECT_TRUE(timeline == testing::ReadFile(json2)) << "timeline -j 2 differs from -j 1";
 }
 
 }  // namespace
