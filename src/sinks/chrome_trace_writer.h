@@ -2,8 +2,9 @@
 // Perfetto UI load): a process per VM and a thread per vCPU thread, named by "M" metadata events; one
 // complete event ("X") per timed exit, named by reason, with the exit's details as args; an instant
 // event ("i") per untimed exit; counters ("C") of exits/s per reason and VM from the time bins.
-// In: the exits a report accepted (an ExitSampleSink, streamed to the file as they come), then at
-// Finish the bins and the report of the same pass. Out: one file; ts/dur in microseconds from the
+// In: the exits a report accepted (an ExitSampleSink, streamed to the file in batches as they come,
+// formatted and written on a thread of their own or on the caller's), then at Finish the bins and
+// the report of the same pass. Out: one file; ts/dur in microseconds from the
 // trace's first event, to the ns (three decimals).
 // Assumption: a UI chokes on ~1 GB of JSON, so at most max_exits exits are written (the first ones,
 // in the order their entries came, so a prefix in time); the rest are counted and the file says so.
@@ -13,7 +14,6 @@
 #include <cstdio>
 #include <string>
 #include <unordered_map>
-
 #include <vector>
 
 #include "analysis/exit_bins.h"
@@ -65,10 +65,11 @@ class ChromeTraceWriter : public ExitSampleSink {
   // Writes what line_ holds once it is at least `at_least` bytes (0: whatever it holds).
   void Flush(size_t at_least);
 
-  // What is written at a time: an exit is ~250 bytes, and the FILE's own buffer (4 KB) made a
-  // write(2) per 16 of them, 30,000 calls for the default cap's 125 MB.
+  // What line_ gathers before it is written (the names and counters Finish adds).
   static constexpr size_t kFlushBytes = 1 << 20;
-  // Exits handed to the formatting thread at a time (~1 MB of JSON).
+  // Exits handed to the formatting thread at a time, written as one piece of ~1 MB: an exit is ~250
+  // bytes, and each one written through the FILE's own 4 KB buffer made a write(2) per 16 exits,
+  // 30,000 calls for the default cap's 125 MB.
   static constexpr size_t kBatchExits = 4096;
   std::string Us(uint64_t ns_since_origin) const;
   // A reason's or a VMM exit's JSON-quoted name, made once per name rather than once per exit.
@@ -81,7 +82,7 @@ class ChromeTraceWriter : public ExitSampleSink {
   uint64_t max_exits_;
   uint64_t written_ = 0, dropped_ = 0, first_dropped_ts_ns_ = 0;
   bool first_ = true;
-  std::string line_;  // the JSON not written yet: the elements since the last Flush
+  std::string line_;  // not written yet: the file's head, then what Finish adds
   // The formatting's own (the worker's, or the caller's thread's when there is none).
   std::string detail_;                                // one detail's text, before it is quoted
   std::unordered_map<uint64_t, std::string> quoted_;  // (kind, isa, code) → quoted name
