@@ -4,8 +4,8 @@
 // event ("i") per untimed exit; counters ("C") of exits/s per reason and VM from the time bins.
 // In: the exits a report accepted (an ExitSampleSink, streamed to the file in batches as they come,
 // formatted and written on a thread of their own or on the caller's), then at Finish the bins and
-// the report of the same pass. Out: one file; ts/dur in microseconds from the
-// trace's first event, to the ns (three decimals).
+// the report of the same pass. Out: one file; ts/dur in microseconds from the trace's first event,
+// to the ns (three decimals).
 // Assumption: a UI chokes on ~1 GB of JSON, so at most max_exits exits are written (the first ones,
 // in the order their entries came, so a prefix in time); the rest are counted and the file says so.
 #pragma once
