@@ -95,11 +95,6 @@ const std::string& ChromeTraceWriter::QuotedVmmExit(uint32_t userspace_reason) {
   return it->second;
 }
 
-void ChromeTraceWriter::Separate() {
-  if (!first_) line_.append(",\n");
-  first_ = false;
-}
-
 void ChromeTraceWriter::Flush(size_t at_least) {
   if (line_.size() < at_least) return;
   std::fwrite(line_.data(), 1, line_.size(), out_);
@@ -107,8 +102,8 @@ void ChromeTraceWriter::Flush(size_t at_least) {
 }
 
 void ChromeTraceWriter::Event(const std::string& json) {
-  HandOver(/*drain=*/true);
-  Separate();
+  if (!first_) line_.append(",\n");
+  first_ = false;
   line_.append(json);
   Flush(kFlushBytes);
 }

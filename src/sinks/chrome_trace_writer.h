@@ -60,8 +60,8 @@ class ChromeTraceWriter : public ExitSampleSink {
   void HandOver(bool drain);
   void FormatBatch(TimelineBatch* b);
   void FormatExit(const TimelineExit& e, std::string* out);
-  void Event(const std::string& json);  // one array element, comma-separated
-  void Separate();                      // the comma before an element but the first
+  // One array element, comma-separated: Finish's, once every batch is written.
+  void Event(const std::string& json);
   // Writes what line_ holds once it is at least `at_least` bytes (0: whatever it holds).
   void Flush(size_t at_least);
 
