@@ -185,7 +185,7 @@ std::string RecordWalk(const std::string& bytes, uint64_t spacing, size_t* chunk
   if (spacing) {
     EXPECT_TRUE(f.scan_pending());
     PerfDataFile::ChunkScan scan;
-    std::vector<uint8_t> read;
+    HugeVector<uint8_t> read;
     size_t n = 0;
     for (uint64_t begin = 0, end = 0; !scan.ended; ++n) {
       std::vector<PerfDataFile::NameRecord> names;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/huge_pages.h"
 #include "base/sorted_runs.h"
 #include "decode/kvm_decoder.h"
 #include "sources/perfdata/perfdata_format.h"
@@ -23,16 +24,15 @@ namespace {
 namespace pd = perfdata;
 
 // Chunks parsed ahead of the one being merged beyond one per worker, so no worker waits for the
-// merge while the caller's thread is off its core (workers and caller outnumber the cores): a
-// chunk is ~1 MB of records, ~as much again decoded. On 2 cores, 10.1 M events, paired runs: 1
-// beyond took 0.55 s, 2 0.50 s, 4 0.46 s, 8 0.45 s (peak RSS 24 → 29 MB), 16 0.44 s (34 MB).
-constexpr size_t kAheadBeyondWorkers = 8;
-// Decoded-chunk buffers kept for reuse (their pages stay resident): as many as can be in flight
-// (threads + kAheadBeyondWorkers, and the chunks of the two rounds not handed out yet: perf's
-// rounds run to tens of MB, cut into ~1 MB parts), so no chunk reserves a fresh one. A fresh
-// reserve may get heap pages an older chunk wrote (glibc's mmap threshold rises after a large
-// free), all resident at once: with 2 kept, 30 M events peaked at 48-74 MB from run to run, with 8
-// at 48-54 MB. Fresh pages are dear too: ~12 us each to write first on this kind of VM.
+// merge while the caller's thread is off its core (workers and caller outnumber the cores). With
+// 1 MB chunks in 4 KB pages, on 2 cores, 10.1 M events, paired runs: 1 beyond took 0.55 s, 2 0.50 s,
+// 4 0.46 s, 8 0.45 s (peak RSS 24 -> 29 MB), 16 0.44 s (34 MB). Each chunk's store is now a huge
+// page (2 MB resident, below), and chunks are 1.5 MB: 6 beyond holds about what 8 did, at 47 MB
+// peak (8 at 1 MB chunks: 56 MB, no faster).
+constexpr size_t kAheadBeyondWorkers = 6;
+// Chunk stores kept for reuse (resident): as many as can be in flight (threads + kAheadBeyondWorkers,
+// and the chunks of the two rounds not handed out yet: perf's rounds run to tens of MB, cut into
+// parts), so no chunk maps a fresh one: 9-14 on the real and scaled dual-5000 recordings.
 constexpr size_t kFreeBuffers = 64;
 // The smallest kvm sample record likely (header, tid, time, cpu, raw size, a kvm_entry payload).
 constexpr uint64_t kSmallestSampleBytes = 64;
@@ -78,8 +78,11 @@ struct Round {
 // has two speeds from run to run).
 struct alignas(64) Chunk {
   uint64_t begin = 0, end = 0;  // inside data()
-  std::vector<KvmEvent> events;
-  std::vector<Entry> entries;
+  // Its events, then its entries: one huge page (base/huge_pages.h: a store in 4 KB pages cost
+  // ~450 page faults at ~12 us each on this kind of VM; 6,500 in all took ~0.07 s of a report).
+  HugePages store;
+  HugeArray<KvmEvent> events;
+  HugeArray<Entry> entries;
   std::vector<Round> rounds;
   std::vector<LostRecord> lost;
   uint64_t bad_samples = 0, size_mismatches = 0, without_raw = 0;
@@ -136,8 +139,14 @@ class ParallelPerfDataSource : public KvmEventSource {
     chunk_bytes_ = chunk_bytes;
     // Cuts lie at least chunk_bytes apart, and a record takes 8 bytes at least.
     blocks_.resize((f.data().size() / std::max<uint64_t>(chunk_bytes, 8) + 2) / kChunkBlock + 1);
-    // A chunk ends at the first record end chunk_bytes past its start: at most a record (u16 size) more.
-    most_events_ = static_cast<size_t>((chunk_bytes + 65536) / kSmallestSampleBytes) + 1;
+    // A chunk ends at the first record end chunk_bytes past its start: at most a record (u16 size)
+    // more. Room for that many of the smallest samples, but no more than a huge page holds (20 k
+    // records, ~100 bytes each in perf kvm stat's recordings: a 1.5 MB chunk of them fits; the
+    // arrays of a chunk of smaller records grow into pages of their own).
+    most_events_ = std::min<size_t>(static_cast<size_t>((chunk_bytes + 65536) / kSmallestSampleBytes) + 1,
+                                    (kHugePageBytes - 64) / (sizeof(KvmEvent) + sizeof(Entry)));
+    events_bytes_ = (most_events_ * sizeof(KvmEvent) + 63) & ~size_t{63};
+    store_bytes_ = events_bytes_ + most_events_ * sizeof(Entry);
     decoder_ = std::make_unique<KvmDecoder>(parts_.formats, f.meta().isa_hint, parts_.diagnostics.get());
     left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
@@ -181,7 +190,7 @@ class ParallelPerfDataSource : public KvmEventSource {
   // What a worker keeps across chunks.
   struct WorkerBuffers {
     std::vector<Entry> scratch;  // SortAscendingRuns's
-    std::vector<uint8_t> bytes;  // the chunk's records, read
+    HugeVector<uint8_t> bytes;   // the chunk's records, read
   };
 
   void Work(unsigned worker) {
@@ -196,7 +205,7 @@ class ParallelPerfDataSource : public KvmEventSource {
   bool CutAndParse(unsigned worker, WorkerBuffers* buffers, bool wait) {
     const PerfDataFile& f = *parts_.file;
     std::vector<Entry>& scratch = buffers->scratch;
-    std::vector<uint8_t>& bytes = buffers->bytes;
+    HugeVector<uint8_t>& bytes = buffers->bytes;
     size_t i;
     Chunk* c;
     {
@@ -219,8 +228,7 @@ class ParallelPerfDataSource : public KvmEventSource {
       for (size_t k = 0; k < free_.size(); ++k) {
         auto& list = free_[(worker + k) % free_.size()];
         if (list.empty()) continue;
-        c->events = std::move(list.back().first);
-        c->entries = std::move(list.back().second);
+        c->store = std::move(list.back());
         list.pop_back();
         --free_count_;
         break;
@@ -235,12 +243,11 @@ class ParallelPerfDataSource : public KvmEventSource {
       cut_count_.store(i + 1, std::memory_order_release);
     }
     cv_.notify_all();
-    // Room for the largest chunk of the smallest samples up front (growing by doubling copies each
-    // chunk once or twice); pages reserved and not written are not resident. The same for every
-    // chunk, so a reused buffer never reallocates: a new one is fresh pages, ~12 us each to
-    // write on a VM whose hypervisor backs guest pages on first touch (10 MB per chunk here).
-    c->events.reserve(most_events_);
-    c->entries.reserve(most_events_);
+    // Room for the largest chunk of the smallest samples likely up front, in one store the same
+    // size for every chunk (a reused one is never outgrown but by a chunk of smaller records).
+    if (!c->store.data()) c->store = HugePages(store_bytes_);
+    c->events.Reset(reinterpret_cast<KvmEvent*>(c->store.data()), most_events_);
+    c->entries.Reset(reinterpret_cast<Entry*>(c->store.data() + events_bytes_), most_events_);
     Parse(static_cast<uint32_t>(i), c, base, &scratch);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -537,14 +544,13 @@ class ParallelPerfDataSource : public KvmEventSource {
     std::lock_guard<std::mutex> lock(mu_);
     while (retired_ < merged_chunk_ && chunk(retired_).remaining == 0) {
       Chunk& c = chunk(retired_++);
-      c.events.clear();
-      c.entries.clear();
       if (free_count_ < kFreeBuffers) {
-        free_[c.worker].emplace_back(std::move(c.events), std::move(c.entries));
+        free_[c.worker].push_back(std::move(c.store));
         ++free_count_;
       }
-      c.events = {};
-      c.entries = {};
+      c.store = HugePages();
+      c.events.Reset(nullptr, 0);
+      c.entries.Reset(nullptr, 0);
       c.rounds = {};
       c.lost = {};
       c.names = {};
@@ -573,7 +579,8 @@ class ParallelPerfDataSource : public KvmEventSource {
   Chunk& chunk(size_t i) const { return blocks_[i / kChunkBlock][i % kChunkBlock]; }
   std::vector<std::unique_ptr<Chunk[]>> blocks_;  // sized at open; a block allocated as it is reached
   uint64_t chunk_bytes_ = 0;
-  size_t most_events_ = 0;  // events reserved per chunk
+  size_t most_events_ = 0;                     // events (and entries) a chunk's store has room for
+  size_t events_bytes_ = 0, store_bytes_ = 0;  // where its entries start; its size
 
   // Shared with the workers, under mu_.
   std::mutex mu_;
@@ -584,7 +591,7 @@ class ParallelPerfDataSource : public KvmEventSource {
   std::atomic<size_t> cut_count_{0};  // chunks cut (their begin, end and names set)
   size_t max_ahead_ = 0;
   bool stop_ = false;
-  std::vector<std::vector<std::pair<std::vector<KvmEvent>, std::vector<Entry>>>> free_;  // by worker
+  std::vector<std::vector<HugePages>> free_;  // chunk stores, by the worker that last used them
   size_t free_count_ = 0;
   std::vector<std::thread> workers_;  // none: the caller's thread cuts and parses (inline_buffers_)
   WorkerBuffers inline_buffers_;
@@ -593,8 +600,9 @@ class ParallelPerfDataSource : public KvmEventSource {
   // The caller's thread only.
   size_t merged_round_ = 0, retired_ = 0;
   bool ends_here_ = false;  // the chunk being merged is the last
-  std::vector<Entry> pending_, merged_, sort_scratch_;
-  std::vector<Entry> round_parts_;     // the round's parts merged so far, each sorted (Round::part)
+  HugeVector<Entry> pending_, merged_;
+  std::vector<Entry> sort_scratch_;
+  HugeVector<Entry> round_parts_;      // the round's parts merged so far, each sorted (Round::part)
   bool round_parts_left_out_ = false;  // one of them had samples left out
   size_t ready_pos_ = 0, ready_end_ = 0;
   uint64_t max_ts_ns_ = 0, chunk_start_max_ns_ = 0, flush_limit_ns_ = 0, last_emitted_ns_ = 0;

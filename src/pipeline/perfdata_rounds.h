@@ -29,8 +29,9 @@
 namespace exitscope {
 
 // At least this much of the data section per chunk (perf writes rounds of ~1-8 MB, and more; a
-// longer round is cut into parts): ten thousand kvm records or so, decoded in a few ms.
-inline constexpr uint64_t kDefaultPerfChunkBytes = 1 << 20;
+// longer round is cut into parts): fifteen thousand kvm records or so, decoded in a few ms, whose
+// events and entries fill most of one 2 MB huge page.
+inline constexpr uint64_t kDefaultPerfChunkBytes = 3 << 19;  // 1.5 MB
 
 // Pipe mode: the sequential reader (OpenPerfDataRaw + MakeDecodingSource). Fewer than 4 chunks'
 // worth of data or threads < 2: the same chunks cut and parsed on the caller's thread, as it needs

@@ -381,7 +381,7 @@ class DataWindow {
 // chunk's bytes are there, read once, for whoever parses it next. Not `read`: in place.
 class ChunkWindow {
  public:
-  ChunkWindow(const PerfDataFile* file, bool read, uint64_t begin, uint64_t first, std::vector<uint8_t>* buffer)
+  ChunkWindow(const PerfDataFile* file, bool read, uint64_t begin, uint64_t first, HugeVector<uint8_t>* buffer)
       : file_(file),
         read_(read),
         begin_(begin),
@@ -407,7 +407,7 @@ class ChunkWindow {
   bool read_;
   uint64_t begin_, end_;  // read so far, inside data()
   uint64_t grow_;
-  std::vector<uint8_t>* buffer_;
+  HugeVector<uint8_t>* buffer_;
 };
 
 }  // namespace
@@ -527,7 +527,7 @@ void PerfDataFile::CompleteScan() {
   ScanRecords();
 }
 
-const uint8_t* PerfDataFile::CutChunk(ChunkScan* scan, uint64_t spacing, std::vector<uint8_t>* bytes, uint64_t* begin,
+const uint8_t* PerfDataFile::CutChunk(ChunkScan* scan, uint64_t spacing, HugeVector<uint8_t>* bytes, uint64_t* begin,
                                       uint64_t* end, std::vector<NameRecord>* names) const {
   const bool read = input_->mapped();
   const uint64_t size = data_.size();

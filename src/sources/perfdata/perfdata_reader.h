@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/diagnostics.h"
+#include "base/huge_pages.h"
 #include "base/result.h"
 #include "model/trace_meta.h"
 #include "sources/mapped_file.h"
@@ -87,8 +88,8 @@ class PerfDataFile {
   // mapped.
   // Returns data()[*begin] as read; *end is the chunk's end. COMM and FORK bodies go to *names.
   // Const: threads may cut in turn while others parse.
-  const uint8_t* CutChunk(ChunkScan* scan, uint64_t spacing, std::vector<uint8_t>* bytes, uint64_t* begin,
-                          uint64_t* end, std::vector<NameRecord>* names) const;
+  const uint8_t* CutChunk(ChunkScan* scan, uint64_t spacing, HugeVector<uint8_t>* bytes, uint64_t* begin, uint64_t* end,
+                          std::vector<NameRecord>* names) const;
   // The names of a chunk's COMM and FORK records into meta(), in file order, as Open's walk sets
   // them (names from records win over the tracing data's cmdlines, whenever they come).
   void ApplyNames(const std::vector<NameRecord>& names);
