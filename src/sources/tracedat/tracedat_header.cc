@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/byte_reader.h"
+#include "base/huge_pages.h"
 #include "format/tracing_data.h"
 #include "sources/tracedat/ring_buffer_page.h"
 
@@ -42,7 +43,7 @@ class HeaderParser {
   void ParseGuestOption(std::span<const uint8_t> data);
   void NoteTimeShift();
   Status ParseBufferOption(ByteReader* r);
-  Result<std::span<const uint8_t>> LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
+  Result<std::span<const uint8_t>> LoadSection(uint64_t offset, HugeVector<uint8_t>* storage,
                                                uint16_t* flags = nullptr);
   Status ParseSections();
   void ReconcilePageSizes();
@@ -221,7 +222,7 @@ Status HeaderParser::ParseOptions(ByteReader* r, uint64_t* next_options) {
   }
 }
 
-Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std::vector<uint8_t>* storage,
+Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, HugeVector<uint8_t>* storage,
                                                            uint16_t* flags_out) {
   // v7 section header: u16 id, u16 flags, u32 description string id, u64 size.
   ByteReader r(file_);
@@ -252,7 +253,7 @@ Result<std::span<const uint8_t>> HeaderParser::LoadSection(uint64_t offset, std:
 }
 
 Status HeaderParser::ParseSections() {
-  std::vector<uint8_t> storage;
+  HugeVector<uint8_t> storage;
   struct Item {
     uint64_t offset;
     const char* what;
@@ -352,7 +353,7 @@ Status HeaderParser::ParseV7(ByteReader* r) {
       break;
     }
     section_offsets_.push_back(options);
-    std::vector<uint8_t> storage;
+    HugeVector<uint8_t> storage;
     auto body = LoadSection(options, &storage);
     if (!body.ok()) return body.error();
     ByteReader o(*body);
