@@ -12,6 +12,7 @@
 #include "decode/kvm_decoder.h"
 #include "sort/cpu_merger.h"
 #include "base/byte_reader.h"
+#include "base/huge_pages.h"
 #include "base/thread_priority.h"
 #include "pipeline/tracedat_reader.h"
 #include "sources/tracedat/tracedat_pages.h"
@@ -52,18 +53,16 @@ class SliceReads {
 
   // Room for `bytes` of pages; what it held before is gone. Not zero-filled: pread writes what is used.
   uint8_t* Pages(size_t bytes) {
-    if (bytes > pages_size_) {
-      pages_.reset();  // first: a slice's worth need not be held twice
-      pages_.reset(new uint8_t[bytes]);
-      pages_size_ = bytes;
+    if (bytes > pages_.size()) {
+      pages_ = HugePages();  // first: a slice's worth need not be held twice
+      pages_ = HugePages(bytes);
     }
-    return pages_.get();
+    return pages_.data();
   }
 
   void Trim() {
-    if (pages_size_ > kKeptPagesBytes) {
-      pages_.reset();
-      pages_size_ = 0;
+    if (pages_.size() > kKeptPagesBytes) {
+      pages_ = HugePages();
     }
     size_t bytes = 0;
     for (const auto& r : past) bytes += r.capacity();
@@ -76,8 +75,7 @@ class SliceReads {
   std::vector<std::vector<uint8_t>> past;  // per CPU
 
  private:
-  std::unique_ptr<uint8_t[]> pages_;
-  size_t pages_size_ = 0;
+  HugePages pages_;  // base/huge_pages.h
 };
 
 // A CPU's first record and the latest record of its last whole page, in ns (Idle).
@@ -98,10 +96,10 @@ struct CpuWalk {
 
 struct Slice {
   uint64_t lo_ns = 0, hi_ns = UINT64_MAX;
-  std::vector<KvmEvent> events;
-  std::vector<LossAt> losses;  // marker handed out with events[index]
-  LostEvents tail_lost;        // after the last event: for the next slice
-  uint64_t skipped = 0;        // records that are not kvm events
+  HugeVector<KvmEvent> events;  // base/huge_pages.h: a fault per 2 MB, not per 4 KB
+  std::vector<LossAt> losses;   // marker handed out with events[index]
+  LostEvents tail_lost;         // after the last event: for the next slice
+  uint64_t skipped = 0;         // records that are not kvm events
   DecodeAnomalies anomalies;
   uint64_t out_of_order = 0;
   RecordSpan span;  // of every record, kvm or not
@@ -439,7 +437,7 @@ class SlicedTraceDatSource : public KvmEventSource {
     SliceReads reads(cpus_.size());
     for (;;) {
       size_t i;
-      std::vector<KvmEvent> buffer;
+      HugeVector<KvmEvent> buffer;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || next_ >= slices_.size() || next_ < consumed_ + max_ahead_; });
@@ -550,7 +548,7 @@ class SlicedTraceDatSource : public KvmEventSource {
       if (w.first_ts_ns != ~0ull) KeepEarliestFirstTs(&first_ts_ns_, cpus_[c].cpu, w.first_ts_ns);
     }
     if (consumed_ > 0) slices_[consumed_ - 1].walks = {};
-    std::vector<KvmEvent> buffer = std::move(s.events);
+    HugeVector<KvmEvent> buffer = std::move(s.events);
     buffer.clear();
     s.losses = {};
     {
@@ -612,7 +610,7 @@ class SlicedTraceDatSource : public KvmEventSource {
   size_t consumed_ = 0;  // slices handed out completely
   size_t max_ahead_ = 0;
   bool stop_ = false;
-  std::vector<std::vector<KvmEvent>> free_;
+  std::vector<HugeVector<KvmEvent>> free_;
   std::vector<std::thread> workers_;
 
   // The caller's thread only.
