@@ -84,6 +84,11 @@ TEST(HugePagesTest, ArrayAppendsInPlaceThenMovesPastItsRoom) {
   EXPECT_EQ(items.back().a, 7u);
   items.pop_back();
   EXPECT_EQ(items.size(), 64u);
+  Item* slot = items.append_uninitialized();  // the caller writes it
+  EXPECT_EQ(slot, &items.back());
+  *slot = {9, 9};
+  EXPECT_EQ(items[64].a, 9u);
+  items.pop_back();
   items.Reset(reinterpret_cast<Item*>(store.data()), 64);  // back in the store, empty
   EXPECT_TRUE(items.empty());
   EXPECT_FALSE(items.outgrown());

@@ -106,6 +106,12 @@ class HugeArray {
     return *new (data_ + size_++) T{std::forward<Args>(args)...};
   }
   void push_back(const T& v) { emplace_back(v); }
+  // Room for one more, not initialized: for a caller that writes every field (a trivially copyable
+  // T's bytes from a mapping are a T).
+  T* append_uninitialized() {
+    if (size_ == capacity_) Grow();
+    return data_ + size_++;
+  }
   void pop_back() { --size_; }
 
   size_t size() const { return size_; }

@@ -310,9 +310,10 @@ class ParallelPerfDataSource : public KvmEventSource {
             break;
           }
           raw.payload = s.raw;
-          c->events.emplace_back();
+          // Decode writes the whole event: no zero-fill first.
+          KvmEvent* event = c->events.append_uninitialized();
           uint32_t ref = static_cast<uint32_t>(c->events.size() - 1);
-          if (!decoder.Decode(raw, &c->events.back(), &c->anomalies)) {
+          if (!decoder.Decode(raw, event, &c->anomalies)) {
             c->events.pop_back();
             ref = kSkipped;
           }
