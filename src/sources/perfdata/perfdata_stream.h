@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "base/huge_pages.h"
 #include "model/diagnostics.h"
 #include "model/event_source.h"
 #include "sources/perfdata/perfdata_reader.h"
@@ -72,14 +73,14 @@ class PerfSampleStream {
 
   const PerfDataFile* file_;
   Diagnostics* diagnostics_;
-  const bool read_;              // a file: records read into window_ (pipe input and bytes in memory: in place)
-  std::vector<uint8_t> window_;  // data()[window_begin_, window_end_), then room to read on
+  const bool read_;             // a file: records read into window_ (pipe input and bytes in memory: in place)
+  HugeVector<uint8_t> window_;  // data()[window_begin_, window_end_), then room to read on
   uint64_t window_begin_ = 0, window_end_ = 0;
   uint64_t keep_ = 0;  // no pending record lies below this: bytes below it may be dropped
   size_t pos_ = 0;
   uint64_t released_ = 0;    // data() below this was released from the resident set
   uint64_t prefaulted_ = 0;  // data() below this was mapped in ahead of the walk (Prefault)
-  std::vector<Pending> pending_;
+  HugeVector<Pending> pending_;
   std::vector<Pending> scratch_;  // SortAscendingRuns's, kept across rounds
   size_t ready_begin_ = 0, ready_end_ = 0;
   uint64_t flush_limit_ns_ = 0;  // records at or before this time may be emitted
