@@ -2,8 +2,8 @@
 // pages (2 MB). On the VMs this runs on, every first write of a fresh 4 KB page traps to the
 // hypervisor: ~12 us each here, so a reader that keeps ~25 MB of buffers spent ~0.07 s of CPU in
 // 6,500 page faults whatever the trace's length (a 0.37 M-event perf.data took 0.09 s, most of it
-// that). A huge page is one fault: 64 MB written first took 0.21 s in 4 KB pages, 0.02-0.08 s in
-// huge ones (madvise(MADV_HUGEPAGE) is what Debian's default "madvise" mode asks for).
+// that). A huge page is one fault: 64 MB written first took 0.18-0.23 s in 4 KB pages, 0.004-0.12 s
+// in huge ones (madvise(MADV_HUGEPAGE) is what Debian's default "madvise" mode asks for).
 // The price is memory: a huge page is resident whole once any byte of it is written, so only
 // buffers that are mostly filled belong here. Where the kernel gives no huge page, this is plain
 // anonymous memory, resident as it is written.
