@@ -20,9 +20,12 @@
 namespace exitscope {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+// Smaller buffers are not worth a huge page: most of it would be resident and unused.
+inline constexpr size_t kHugeAllocationMin = size_t{1} << 20;
 
 // `bytes` rounded up to whole huge pages, mapped at a huge page boundary (each can then be one);
-// throws std::bad_alloc when nothing is mapped. UnmapHugePages takes the same `bytes`.
+// under kHugeAllocationMin, whole 4 KB pages (a huge page mostly unused would still be resident
+// whole). Throws std::bad_alloc when nothing is mapped. UnmapHugePages takes the same `bytes`.
 void* MapHugePages(size_t bytes);
 void UnmapHugePages(void* p, size_t bytes);
 
@@ -58,7 +61,6 @@ class HugePages {
 
 // A std::vector allocator: allocations of kHugeAllocationMin bytes or more in huge pages, smaller
 // ones from the heap (a vector that stays small costs no 2 MB page).
-inline constexpr size_t kHugeAllocationMin = size_t{1} << 20;
 
 template <typename T>
 struct HugePageAllocator {
