@@ -78,7 +78,7 @@ struct Round {
 // has two speeds from run to run).
 struct alignas(64) Chunk {
   uint64_t begin = 0, end = 0;  // inside data()
-  // Its events, then its entries: one huge page (base/huge_pages.h: a store in 4 KB pages cost
+  // Its entries, then its events, in huge pages (base/huge_pages.h: a store in 4 KB pages cost
   // ~450 page faults at ~12 us each on this kind of VM; 6,500 in all took ~0.07 s of a report).
   HugePages store;
   HugeArray<KvmEvent> events;
@@ -140,13 +140,13 @@ class ParallelPerfDataSource : public KvmEventSource {
     // Cuts lie at least chunk_bytes apart, and a record takes 8 bytes at least.
     blocks_.resize((f.data().size() / std::max<uint64_t>(chunk_bytes, 8) + 2) / kChunkBlock + 1);
     // A chunk ends at the first record end chunk_bytes past its start: at most a record (u16 size)
-    // more. Room for that many of the smallest samples, but no more than a huge page holds (20 k
-    // records, ~100 bytes each in perf kvm stat's recordings: a 1.5 MB chunk of them fits; the
-    // arrays of a chunk of smaller records grow into pages of their own).
-    most_events_ = std::min<size_t>(static_cast<size_t>((chunk_bytes + 65536) / kSmallestSampleBytes) + 1,
-                                    (kHugePageBytes - 64) / (sizeof(KvmEvent) + sizeof(Entry)));
-    events_bytes_ = (most_events_ * sizeof(KvmEvent) + 63) & ~size_t{63};
-    store_bytes_ = events_bytes_ + most_events_ * sizeof(Entry);
+    // more; room for that many of the smallest samples likely, so no chunk outgrows its store. The
+    // entries come first and the events after them: a chunk of perf kvm stat's ~100-byte records
+    // (1.5 MB: ~16 k) writes only the store's first 2 MB huge page, one of smaller records runs on
+    // into the second (resident then, and reused like the first) rather than into fresh pages.
+    most_events_ = static_cast<size_t>((chunk_bytes + 65536) / kSmallestSampleBytes) + 1;
+    entries_bytes_ = (most_events_ * sizeof(Entry) + 63) & ~size_t{63};
+    store_bytes_ = entries_bytes_ + most_events_ * sizeof(KvmEvent);
     decoder_ = std::make_unique<KvmDecoder>(parts_.formats, f.meta().isa_hint, parts_.diagnostics.get());
     left_out_ids_ = decoder_->UndecodedIds();  // as the sequential reader leaves them out
     *parallel = true;
@@ -244,10 +244,10 @@ class ParallelPerfDataSource : public KvmEventSource {
     }
     cv_.notify_all();
     // Room for the largest chunk of the smallest samples likely up front, in one store the same
-    // size for every chunk (a reused one is never outgrown but by a chunk of smaller records).
+    // size for every chunk (a reused one is never outgrown but by a chunk of samples under 64 bytes).
     if (!c->store.data()) c->store = HugePages(store_bytes_);
-    c->events.Reset(reinterpret_cast<KvmEvent*>(c->store.data()), most_events_);
-    c->entries.Reset(reinterpret_cast<Entry*>(c->store.data() + events_bytes_), most_events_);
+    c->entries.Reset(reinterpret_cast<Entry*>(c->store.data()), most_events_);
+    c->events.Reset(reinterpret_cast<KvmEvent*>(c->store.data() + entries_bytes_), most_events_);
     Parse(static_cast<uint32_t>(i), c, base, &scratch);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -580,8 +580,8 @@ class ParallelPerfDataSource : public KvmEventSource {
   Chunk& chunk(size_t i) const { return blocks_[i / kChunkBlock][i % kChunkBlock]; }
   std::vector<std::unique_ptr<Chunk[]>> blocks_;  // sized at open; a block allocated as it is reached
   uint64_t chunk_bytes_ = 0;
-  size_t most_events_ = 0;                     // events (and entries) a chunk's store has room for
-  size_t events_bytes_ = 0, store_bytes_ = 0;  // where its entries start; its size
+  size_t most_events_ = 0;                      // events (and entries) a chunk's store has room for
+  size_t entries_bytes_ = 0, store_bytes_ = 0;  // where its events start; its size
 
   // Shared with the workers, under mu_.
   std::mutex mu_;
