@@ -61,7 +61,6 @@ class HugePages {
 
 // A std::vector allocator: allocations of kHugeAllocationMin bytes or more in huge pages, smaller
 // ones from the heap (a vector that stays small costs no 2 MB page).
-
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
