@@ -4,7 +4,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <iterator>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -94,6 +93,96 @@ struct alignas(64) Chunk {
   bool done = false;
   std::vector<PerfDataFile::NameRecord> names;  // its COMM and FORK records, for meta() before it is merged
 };
+
+// Sorted entries where they lie: the part of a round a chunk holds, or what was not handed out yet.
+struct Span {
+  const Entry* begin;
+  const Entry* end;
+  size_t size() const { return static_cast<size_t>(end - begin); }
+};
+
+// Entries a merge writes whole, in huge pages: grows as needed, without keeping what it held.
+class EntryRun {
+ public:
+  // Room for n entries, its size n: the caller writes each.
+  Entry* Prepare(size_t n) {
+    if (n > capacity_) {
+      // Whole huge pages once that large: each growth maps fresh memory, whose first write costs
+      // (a round of perf kvm stat's ~22 k samples and what is held back reach ~61 k entries).
+      size_t bytes = std::max({n, capacity_ * 2, kMinEntries}) * sizeof(Entry);
+      if (bytes >= kHugeAllocationMin) bytes = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+      capacity_ = bytes / sizeof(Entry);
+      pages_ = HugePages(capacity_ * sizeof(Entry));
+    }
+    size_ = n;
+    return data();
+  }
+  void clear() { size_ = 0; }
+  Entry* data() const { return reinterpret_cast<Entry*>(pages_.data()); }
+  size_t size() const { return size_; }
+  Entry& operator[](size_t i) const { return data()[i]; }
+  Span span(size_t from) const { return {data() + from, data() + size_}; }
+
+ private:
+  static constexpr size_t kMinEntries = 4096;
+  HugePages pages_;
+  size_t capacity_ = 0, size_ = 0;
+};
+
+// The spans, each sorted, merged into one order in `out`: two at once; three (what was held back,
+// a round's part from the chunk before and the rest of it: the usual case) the two smallest first;
+// more pairwise and bottom up, as SortAscendingRuns merges runs. Each entry is written once per
+// halving of the spans. Copying them into one range, sorting it and keeping what was not handed
+// out wrote each entry five to six times, on the thread that was the slower side. `cuts`: the
+// caller's, reused.
+void MergeSpans(std::span<const Span> spans, EntryRun* out, EntryRun* scratch, std::vector<size_t>* cuts) {
+  size_t n = 0;
+  for (const Span& s : spans) n += s.size();
+  out->Prepare(n);
+  if (spans.size() < 2) {
+    if (n) std::copy(spans[0].begin, spans[0].end, out->data());
+    return;
+  }
+  if (spans.size() == 2) {
+    std::merge(spans[0].begin, spans[0].end, spans[1].begin, spans[1].end, out->data(), ByTime);
+    return;
+  }
+  if (spans.size() == 3) {
+    Span s[3] = {spans[0], spans[1], spans[2]};
+    std::sort(s, s + 3, [](const Span& a, const Span& b) { return a.size() < b.size(); });
+    Entry* two = scratch->Prepare(s[0].size() + s[1].size());
+    Entry* two_end = std::merge(s[0].begin, s[0].end, s[1].begin, s[1].end, two, ByTime);
+    std::merge(two, two_end, s[2].begin, s[2].end, out->data(), ByTime);
+    return;
+  }
+  size_t levels = 0;
+  for (size_t k = spans.size(); k > 1; k = (k + 1) / 2) ++levels;
+  // The first level merges the spans where they lie into `src`, each level after it from `src`
+  // into `dst` and then swaps them: with an odd number of levels the first writes into `out`.
+  Entry* src = levels % 2 ? out->data() : scratch->Prepare(n);
+  Entry* dst = levels % 2 ? scratch->Prepare(n) : out->data();
+  cuts->clear();
+  Entry* at = src;
+  for (size_t k = 0; k < spans.size(); k += 2) {
+    cuts->push_back(static_cast<size_t>(at - src));
+    const Span& a = spans[k];
+    at = k + 1 < spans.size() ? std::merge(a.begin, a.end, spans[k + 1].begin, spans[k + 1].end, at, ByTime)
+                              : std::copy(a.begin, a.end, at);
+  }
+  while (cuts->size() > 1) {
+    size_t kept = 0;
+    const size_t runs = cuts->size();
+    for (size_t k = 0; k < runs; k += 2) {
+      const size_t b = (*cuts)[k];
+      const size_t m = k + 1 < runs ? (*cuts)[k + 1] : n;
+      const size_t e = k + 2 < runs ? (*cuts)[k + 2] : n;
+      std::merge(src + b, src + m, src + m, src + e, dst + b, ByTime);
+      (*cuts)[kept++] = b;
+    }
+    cuts->resize(kept);
+    std::swap(src, dst);
+  }
+}
 
 // Chunks are allocated a block at a time as they are cut, at addresses that stay put (the caller's
 // thread reads chunks while workers cut more).
@@ -416,20 +505,24 @@ class ParallelPerfDataSource : public KvmEventSource {
       const bool left_out = round.has_left_out || round_parts_left_out_;
       if (round.part && !last) {
         // The round goes on in the next chunk: nothing may go before its end, as the sequential
-        // reader reads a round whole. Its max time counts now (a later loss record's stamp).
-        round_parts_.insert(round_parts_.end(), c.entries.begin() + from, c.entries.begin() + round.end);
+        // reader reads a round whole. Its max time counts now (a later loss record's stamp). The
+        // part stays in its chunk: its entries, not handed out yet, keep the chunk from retiring.
+        round_parts_.push_back({c.entries.data() + from, c.entries.data() + round.end});
         max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
         round_parts_left_out_ = left_out;
         continue;
       }
       round_parts_left_out_ = false;
-      // What was not handed out yet (sorted) and this round (sorted): the sequential reader's sort.
-      pending_.assign(merged_.begin() + static_cast<ptrdiff_t>(ready_end_), merged_.end());
-      merged_.clear();
-      ready_pos_ = ready_end_ = 0;
       // Refill: nothing pending, no release (a round whose samples were all left out is not empty).
-      if (pending_.empty() && round_parts_.empty() && from == round.end && !left_out) continue;
-      MergeRound(c, from, round.end);
+      if (ready_end_ == merged_.size() && round_parts_.empty() && from == round.end && !left_out) {
+        merged_.clear();
+        ready_pos_ = ready_end_ = 0;
+        continue;
+      }
+      // What was not handed out yet (sorted) and this round (sorted): the sequential reader's sort.
+      round_parts_.push_back(merged_.span(ready_end_));
+      round_parts_.push_back({c.entries.data() + from, c.entries.data() + round.end});
+      MergeParts();
       max_ts_ns_ = std::max(max_ts_ns_, round.max_ts_ns);
       MarkReady(last);
       return true;
@@ -441,28 +534,17 @@ class ParallelPerfDataSource : public KvmEventSource {
   // short just past a cut) and its round was not known to be the last one. False when none is left.
   bool MergeRest() {
     if (ready_end_ == merged_.size() && round_parts_.empty()) return false;
-    pending_.assign(merged_.begin() + static_cast<ptrdiff_t>(ready_end_), merged_.end());
-    merged_.assign(pending_.begin(), pending_.end());
-    merged_.insert(merged_.end(), round_parts_.begin(), round_parts_.end());
-    SortAscendingRuns(merged_.data(), merged_.data() + merged_.size(), ByTime, &sort_scratch_);
-    round_parts_.clear();
+    round_parts_.push_back(merged_.span(ready_end_));
+    MergeParts();
     MarkReady(true);
     return true;
   }
 
-  // What was not handed out yet (pending_, sorted) and the round, whole or in parts each sorted,
-  // into merged_: the sequential reader's sort.
-  void MergeRound(const Chunk& c, uint32_t from, uint32_t end) {
-    if (round_parts_.empty()) {
-      std::merge(pending_.begin(), pending_.end(), c.entries.begin() + from, c.entries.begin() + end,
-                 std::back_inserter(merged_), ByTime);
-      return;
-    }
-    // A few ascending runs: what is pending, then each part.
-    merged_.insert(merged_.end(), pending_.begin(), pending_.end());
-    merged_.insert(merged_.end(), round_parts_.begin(), round_parts_.end());
-    merged_.insert(merged_.end(), c.entries.begin() + from, c.entries.begin() + end);
-    SortAscendingRuns(merged_.data(), merged_.data() + merged_.size(), ByTime, &sort_scratch_);
+  // The spans gathered in round_parts_ (the round's parts, what was not handed out yet), each
+  // sorted, merged into merged_ (which one of them may point into): the sequential reader's sort.
+  void MergeParts() {
+    MergeSpans(round_parts_, &spare_, &merge_scratch_, &merge_cuts_);
+    std::swap(merged_, spare_);
     round_parts_.clear();
   }
 
@@ -473,9 +555,10 @@ class ParallelPerfDataSource : public KvmEventSource {
     if (last) {
       ready_end_ = merged_.size();
     } else if (have_flush_limit_) {
-      ready_end_ = static_cast<size_t>(std::upper_bound(merged_.begin(), merged_.end(), flush_limit_ns_,
+      const Entry* begin = merged_.data();
+      ready_end_ = static_cast<size_t>(std::upper_bound(begin, begin + merged_.size(), flush_limit_ns_,
                                                         [](uint64_t ts, const Entry& e) { return ts < e.ts_ns; }) -
-                                       merged_.begin());
+                                       begin);
     } else {
       ready_end_ = 0;
     }
@@ -600,10 +683,11 @@ class ParallelPerfDataSource : public KvmEventSource {
 
   // The caller's thread only.
   size_t merged_round_ = 0, retired_ = 0;
-  bool ends_here_ = false;  // the chunk being merged is the last
-  HugeVector<Entry> pending_, merged_;
+  bool ends_here_ = false;                   // the chunk being merged is the last
+  EntryRun merged_, spare_, merge_scratch_;  // merged_: what the last merge gave, spare_ the next one's
   std::vector<Entry> sort_scratch_;
-  HugeVector<Entry> round_parts_;      // the round's parts merged so far, each sorted (Round::part)
+  std::vector<size_t> merge_cuts_;
+  std::vector<Span> round_parts_;      // the round's parts so far, each sorted (Round::part), in their chunks
   bool round_parts_left_out_ = false;  // one of them had samples left out
   size_t ready_pos_ = 0, ready_end_ = 0;
   uint64_t max_ts_ns_ = 0, chunk_start_max_ns_ = 0, flush_limit_ns_ = 0, last_emitted_ns_ = 0;
