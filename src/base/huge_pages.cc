@@ -43,4 +43,6 @@ void* MapHugePages(size_t bytes) {
 
 void UnmapHugePages(void* p, size_t bytes) { munmap(p, Rounded(bytes)); }
 
+size_t MappedHugePagesBytes(size_t bytes) { return Rounded(bytes); }
+
 }  // namespace exitscope

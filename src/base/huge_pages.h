@@ -28,6 +28,9 @@ inline constexpr size_t kHugeAllocationMin = size_t{1} << 20;
 // whole). Throws std::bad_alloc when nothing is mapped. UnmapHugePages takes the same `bytes`.
 void* MapHugePages(size_t bytes);
 void UnmapHugePages(void* p, size_t bytes);
+// What MapHugePages(bytes) maps: `bytes` rounded up to whole huge pages, or under
+// kHugeAllocationMin to whole 4 KB pages (room a buffer may use without mapping again).
+size_t MappedHugePagesBytes(size_t bytes);
 
 // A buffer of huge pages, owned (moves, does not copy). Not zero-filled by this class (fresh
 // mappings read as zero; a reused buffer holds what was written before).

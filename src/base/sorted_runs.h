@@ -17,6 +17,27 @@ namespace exitscope {
 // More ascending runs than this: std::sort (pairwise merging costs one pass per doubling of runs).
 inline constexpr size_t kMaxMergedRuns = 64;
 
+// Merges `runs` neighbouring sorted runs of src[0, n) (run k starts at cuts[k], cuts[0] == 0)
+// pairwise and bottom up, each pass from one buffer into the other (both n long): returns the one
+// that holds the whole order (src after an even number of passes, dst after an odd one). `cuts` is
+// overwritten.
+template <typename T, typename Less>
+T* MergeRunsPairwise(T* src, T* dst, size_t* cuts, size_t runs, size_t n, Less less) {
+  while (runs > 1) {
+    size_t kept = 0;
+    for (size_t k = 0; k < runs; k += 2) {
+      const size_t b = cuts[k];
+      const size_t m = k + 1 < runs ? cuts[k + 1] : n;
+      const size_t e = k + 2 < runs ? cuts[k + 2] : n;
+      std::merge(src + b, src + m, src + m, src + e, dst + b, less);
+      cuts[kept++] = b;
+    }
+    runs = kept;
+    std::swap(src, dst);
+  }
+  return src;
+}
+
 // Returns the number of ascending runs the range had (1: already sorted; above kMaxMergedRuns: it
 // was sorted with std::sort).
 template <typename T, typename Less>
@@ -35,25 +56,10 @@ size_t SortAscendingRuns(T* first, T* last, Less less, std::vector<T>* scratch) 
     cuts[runs++] = i;
   }
   if (runs == 1) return 1;
-  const size_t found = runs;
   if (scratch->size() < n) scratch->resize(n);
-  T* src = first;
-  T* dst = scratch->data();
-  // Bottom-up: each pass merges neighbouring runs pairwise from src into dst, halving the runs.
-  while (runs > 1) {
-    size_t kept = 0;
-    for (size_t k = 0; k < runs; k += 2) {
-      const size_t b = cuts[k];
-      const size_t m = k + 1 < runs ? cuts[k + 1] : n;
-      const size_t e = k + 2 < runs ? cuts[k + 2] : n;
-      std::merge(src + b, src + m, src + m, src + e, dst + b, less);
-      cuts[kept++] = b;
-    }
-    runs = kept;
-    std::swap(src, dst);
-  }
-  if (src != first) std::copy(src, src + n, first);
-  return found;
+  T* sorted = MergeRunsPairwise(first, scratch->data(), cuts, runs, n, less);
+  if (sorted != first) std::copy(sorted, sorted + n, first);
+  return runs;
 }
 
 }  // namespace exitscope

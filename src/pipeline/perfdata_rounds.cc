@@ -107,11 +107,10 @@ class EntryRun {
   // Room for n entries, its size n: the caller writes each.
   Entry* Prepare(size_t n) {
     if (n > capacity_) {
-      // Whole huge pages once that large: each growth maps fresh memory, whose first write costs
-      // (a round of perf kvm stat's ~22 k samples and what is held back reach ~61 k entries).
-      size_t bytes = std::max({n, capacity_ * 2, kMinEntries}) * sizeof(Entry);
-      if (bytes >= kHugeAllocationMin) bytes = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-      capacity_ = bytes / sizeof(Entry);
+      // All that is mapped counts as room (whole huge pages once that large): each growth maps
+      // fresh memory, whose first write costs (a round of perf kvm stat's and what is held back
+      // reach ~61 k entries here, one huge page).
+      capacity_ = MappedHugePagesBytes(std::max({n, capacity_ * 2, kMinEntries}) * sizeof(Entry)) / sizeof(Entry);
       pages_ = HugePages(capacity_ * sizeof(Entry));
     }
     size_ = n;
@@ -129,12 +128,12 @@ class EntryRun {
   size_t capacity_ = 0, size_ = 0;
 };
 
-// The spans, each sorted, merged into one order in `out`: two at once; three (what was held back,
-// a round's part from the chunk before and the rest of it: the usual case) the two smallest first;
-// more pairwise and bottom up, as SortAscendingRuns merges runs. Each entry is written once per
-// halving of the spans. Copying them into one range, sorting it and keeping what was not handed
-// out wrote each entry five to six times, on the thread that was the slower side. `cuts`: the
-// caller's, reused.
+// The spans, each sorted, merged into one order in `out`: two (what was held back and a round
+// inside one chunk: two merges in three on the ×27 perf.data) in one std::merge; more (a round cut
+// into parts: rounds of ~8 MB span 5-6 chunks) pairwise and bottom up, the first level reading
+// the spans where they lie. Each entry is written once per halving of the spans. Copying them into
+// one range, sorting it and keeping what was not handed out wrote each entry five to six times, on
+// the thread that was the slower side. `cuts`: the caller's, reused.
 void MergeSpans(std::span<const Span> spans, EntryRun* out, EntryRun* scratch, std::vector<size_t>* cuts) {
   size_t n = 0;
   for (const Span& s : spans) n += s.size();
@@ -143,45 +142,22 @@ void MergeSpans(std::span<const Span> spans, EntryRun* out, EntryRun* scratch, s
     if (n) std::copy(spans[0].begin, spans[0].end, out->data());
     return;
   }
-  if (spans.size() == 2) {
-    std::merge(spans[0].begin, spans[0].end, spans[1].begin, spans[1].end, out->data(), ByTime);
-    return;
-  }
-  if (spans.size() == 3) {
-    Span s[3] = {spans[0], spans[1], spans[2]};
-    std::sort(s, s + 3, [](const Span& a, const Span& b) { return a.size() < b.size(); });
-    Entry* two = scratch->Prepare(s[0].size() + s[1].size());
-    Entry* two_end = std::merge(s[0].begin, s[0].end, s[1].begin, s[1].end, two, ByTime);
-    std::merge(two, two_end, s[2].begin, s[2].end, out->data(), ByTime);
-    return;
-  }
   size_t levels = 0;
   for (size_t k = spans.size(); k > 1; k = (k + 1) / 2) ++levels;
-  // The first level merges the spans where they lie into `src`, each level after it from `src`
-  // into `dst` and then swaps them: with an odd number of levels the first writes into `out`.
-  Entry* src = levels % 2 ? out->data() : scratch->Prepare(n);
-  Entry* dst = levels % 2 ? scratch->Prepare(n) : out->data();
+  // The first level writes into `first`, the levels after it alternate between the two buffers:
+  // with an odd number of levels the first writes into `out`, and the last does too.
+  Entry* first = levels % 2 ? out->data() : scratch->Prepare(n);
+  Entry* other = levels > 1 ? (levels % 2 ? scratch->Prepare(n) : out->data()) : nullptr;
   cuts->clear();
-  Entry* at = src;
+  Entry* at = first;
   for (size_t k = 0; k < spans.size(); k += 2) {
-    cuts->push_back(static_cast<size_t>(at - src));
+    cuts->push_back(static_cast<size_t>(at - first));
     const Span& a = spans[k];
     at = k + 1 < spans.size() ? std::merge(a.begin, a.end, spans[k + 1].begin, spans[k + 1].end, at, ByTime)
                               : std::copy(a.begin, a.end, at);
   }
-  while (cuts->size() > 1) {
-    size_t kept = 0;
-    const size_t runs = cuts->size();
-    for (size_t k = 0; k < runs; k += 2) {
-      const size_t b = (*cuts)[k];
-      const size_t m = k + 1 < runs ? (*cuts)[k + 1] : n;
-      const size_t e = k + 2 < runs ? (*cuts)[k + 2] : n;
-      std::merge(src + b, src + m, src + m, src + e, dst + b, ByTime);
-      (*cuts)[kept++] = b;
-    }
-    cuts->resize(kept);
-    std::swap(src, dst);
-  }
+  Entry* sorted = MergeRunsPairwise(first, other, cuts->data(), cuts->size(), n, ByTime);
+  EXITSCOPE_CHECK(sorted == out->data());
 }
 
 // Chunks are allocated a block at a time as they are cut, at addresses that stay put (the caller's
