@@ -108,21 +108,22 @@ bool ChunkPrefetcher::ReadChunk(Stream& s, uint32_t* usize, std::span<const uint
 }
 
 bool ChunkPrefetcher::Produce(Stream& s, Chunk* out, Decompressor& decompressor) {
-  const bool more = ProduceChunk(s, out, decompressor);
+  std::span<const uint8_t> data;
+  uint32_t usize = 0;
+  const bool more = Take(s, out, &data, &usize);
+  if (more) Fill(data, usize, decompressor, out);
   // The stream ended (its last chunk, a cut table or the end check): its read buffer goes.
   if (!Pending(s)) std::vector<uint8_t>().swap(s.read);
   return more;
 }
 
-bool ChunkPrefetcher::ProduceChunk(Stream& s, Chunk* out, Decompressor& decompressor) {
+bool ChunkPrefetcher::Take(Stream& s, Chunk* out, std::span<const uint8_t>* data, uint32_t* usize) {
   if (s.chunks_left == 0 && !s.end_checked) CheckEnd(s);
   if (s.chunks_left == 0) return false;
-  uint32_t usize = 0;
-  std::span<const uint8_t> data;
-  bool whole = ReadChunk(s, &usize, &data);
+  bool whole = ReadChunk(s, usize, data);
   if (!whole && !s.crossed) {
     CrossSize(s);
-    whole = ReadChunk(s, &usize, &data);
+    whole = ReadChunk(s, usize, data);
   }
   --s.chunks_left;
   if (!whole) {
@@ -130,16 +131,69 @@ bool ChunkPrefetcher::ProduceChunk(Stream& s, Chunk* out, Decompressor& decompre
     s.chunks_left = 0;
     return false;
   }
-  const uint64_t csize = data.size();
-  s.pos += kCompressedBlockHeaderSize + csize;
-  out->file_bytes = csize + kCompressedBlockHeaderSize;
-  out->corrupt = !PlausibleUncompressedSize(csize, usize);
+  s.pos += kCompressedBlockHeaderSize + data->size();
+  out->file_bytes = data->size() + kCompressedBlockHeaderSize;
+  return true;
+}
+
+void ChunkPrefetcher::Fill(std::span<const uint8_t> data, uint32_t usize, Decompressor& decompressor, Chunk* out) {
+  out->corrupt = !PlausibleUncompressedSize(data.size(), usize);
   if (!out->corrupt) {
     out->bytes.resize(usize);
     out->corrupt = !decompressor.Decompress(data, out->bytes);
   }
   if (out->corrupt) out->bytes.clear();
-  return true;
+}
+
+void ChunkPrefetcher::ProduceShared(Stream& s, std::unique_lock<std::mutex>& lock, Decompressor& decompressor,
+                                    std::vector<uint8_t>* compressed) {
+  s.busy = true;
+  Chunk chunk;
+  // The buffer freed longest ago, once kReuseAfterBytes are free: not one the consumer just read.
+  if (!free_.empty() && free_bytes_ >= kReuseAfterBytes) {
+    chunk.bytes = std::move(free_.front());
+    free_.pop_front();
+    free_bytes_ -= chunk.bytes.capacity();
+  }
+  lock.unlock();
+  // Only the thread that marked the stream busy touches its cursor and read buffer; the consumer
+  // reads `ready` only, under the lock.
+  std::span<const uint8_t> data;
+  uint32_t usize = 0;
+  const bool more = Take(s, &chunk, &data, &usize);
+  if (more && file_ && file_->mapped()) {  // in the read buffer: the next take may refill it
+    compressed->assign(data.begin(), data.end());
+    data = *compressed;
+  }
+  if (!Pending(s)) std::vector<uint8_t>().swap(s.read);
+  lock.lock();
+  s.busy = false;
+  if (!more || !Pending(s)) s.done = true;  // nothing left to take
+  if (more) {
+    // Reserved before the stream is given up, so the slots stay in the order the chunks were taken.
+    // A deque keeps its elements where they are as others are added or handed out.
+    Slot* slot = &s.ready.emplace_back();
+    slot->chunk = std::move(chunk);
+    // The chunk after it may be taken now, by a sleeping worker. Not by the consumer, if it slept
+    // while this thread took: waking it for each take cost as many sleeps as chunks (a take is a
+    // copy of a few KB; the consumer finds a stream busy seldom).
+    if (workers_waiting_) cv_.notify_all();
+    lock.unlock();
+    Fill(data, usize, decompressor, &slot->chunk);
+    lock.lock();
+    slot->filled = true;
+    s.ready_bytes += slot->chunk.bytes.size();
+    ready_bytes_ += slot->chunk.bytes.size();
+    peak_ready_bytes_ = std::max(peak_ready_bytes_, ready_bytes_);
+    if (s.ready.size() >= Depth(s) && s.ready_bytes >= ahead_bytes_) s.full = true;
+  }
+  // One wake-up per chunk cost ~5 % of a zstd report in futex calls: the consumer, faster than
+  // one decompressing thread, slept on every chunk. It now wakes to a few chunks at a time (once the
+  // one it waits for is there).
+  if (waiting_stream_ >= 0 && &streams_[static_cast<size_t>(waiting_stream_)] == &s &&
+      (s.ready.empty() || s.ready.front().filled) && (s.done || s.full || s.ready.size() >= kWakeDepth)) {
+    cv_.notify_all();
+  }
 }
 
 size_t ChunkPrefetcher::ReadBufferBytes() const {
@@ -159,18 +213,19 @@ void ChunkPrefetcher::Start(unsigned threads) {
 
 void ChunkPrefetcher::Work() {
   Decompressor decompressor(decompressor_.codec());
+  std::vector<uint8_t> compressed;  // a taken chunk's bytes, copied out of the stream's read buffer
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     // The stream with the fewest chunks waiting: the one the merger will starve on first.
     Stream* pick = nullptr;
     for (Stream& s : streams_) {
-      if (!s.busy && Pending(s) && !s.full && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
+      if (Takeable(s) && (!pick || s.ready.size() < pick->ready.size())) pick = &s;
     }
     // The stream the consumer sleeps on first: it is woken once kWakeDepth chunks wait there (or
     // the stream is full short of them).
     if (waiting_stream_ >= 0) {
       Stream& w = streams_[static_cast<size_t>(waiting_stream_)];
-      if (!w.busy && Pending(w) && !w.full) pick = &w;
+      if (Takeable(w)) pick = &w;
     }
     if (stop_) return;
     if (!pick) {
@@ -179,33 +234,7 @@ void ChunkPrefetcher::Work() {
       --workers_waiting_;
       continue;
     }
-    pick->busy = true;
-    Chunk chunk;
-    // The buffer freed longest ago, once kReuseAfterBytes are free: not one the consumer just read.
-    if (!free_.empty() && free_bytes_ >= kReuseAfterBytes) {
-      chunk.bytes = std::move(free_.front());
-      free_.pop_front();
-      free_bytes_ -= chunk.bytes.capacity();
-    }
-    lock.unlock();
-    // Only the worker that marked the stream busy touches its cursor; the consumer reads `ready` only.
-    bool more = Produce(*pick, &chunk, decompressor);
-    lock.lock();
-    pick->busy = false;
-    if (more) {
-      pick->ready_bytes += chunk.bytes.size();
-      ready_bytes_ += chunk.bytes.size();
-      peak_ready_bytes_ = std::max(peak_ready_bytes_, ready_bytes_);
-      pick->ready.push_back(std::move(chunk));
-      if (pick->ready.size() >= Depth(*pick) && pick->ready_bytes >= ahead_bytes_) pick->full = true;
-    }
-    if (!more || !Pending(*pick)) pick->done = true;
-    // One wake-up per chunk cost ~5 % of a zstd report in futex calls: the consumer, faster than
-    // one decompressing thread, slept on every chunk. It now wakes to a few chunks at a time.
-    if (waiting_stream_ >= 0 && &streams_[static_cast<size_t>(waiting_stream_)] == pick &&
-        (pick->done || pick->full || pick->ready.size() >= kWakeDepth)) {
-      cv_.notify_all();
-    }
+    ProduceShared(*pick, lock, decompressor, &compressed);
   }
 }
 
@@ -221,7 +250,15 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
     free_bytes_ += out->bytes.capacity();
     free_.push_back(std::move(out->bytes));
   }
-  while (s.ready.empty() && !s.done) {
+  while (s.ready.empty() ? !s.done : !s.ready.front().filled) {
+    // The chunk it needs is not decompressed yet: rather than sleep, the consumer takes the one after
+    // it (or it, when no thread took it yet) and decompresses that itself. With one CPU's data, one
+    // thread decompressed all of it while the consumer slept in turns; now both do, in order.
+    if (Takeable(s)) {
+      ++consumer_took_;
+      ProduceShared(s, lock, decompressor_, &compressed_);
+      continue;
+    }
     // Twice in a row on one stream: the merger reads it on its own (a busy CPU among idle ones).
     if (stream == last_waited_) hot_stream_ = stream;
     last_waited_ = stream;
@@ -231,9 +268,11 @@ bool ChunkPrefetcher::Next(int stream, Chunk* out, StreamEnd* end) {
     cv_.wait(lock);
     waiting_stream_ = -1;
   }
-  *end = s.how;
-  if (s.ready.empty()) return false;
-  *out = std::move(s.ready.front());
+  if (s.ready.empty()) {
+    *end = s.how;  // every chunk taken: no thread writes it any more
+    return false;
+  }
+  *out = std::move(s.ready.front().chunk);
   s.ready.pop_front();
   s.ready_bytes -= out->bytes.size();
   ready_bytes_ -= out->bytes.size();

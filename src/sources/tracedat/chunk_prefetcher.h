@@ -1,6 +1,8 @@
-// Decompresses trace.dat v7 data chunks ahead of the page walker, on worker threads (each CPU's
-// chunks on one worker at a time, so in order), so zstd (about 40% of a report's CPU time) overlaps
-// walking, decoding and pairing. In: each CPU's chunk table
+// Decompresses trace.dat v7 data chunks ahead of the page walker, on worker threads, so zstd (about
+// 40% of a report's CPU time) overlaps walking, decoding and pairing. A CPU's chunks are taken in
+// file order, one thread at a time, each into a slot reserved in that order, and decompressed by
+// whichever thread took it while others take the next; the consumer, rather than sleep on a chunk
+// not decompressed yet, takes and decompresses the next one itself. In: each CPU's chunk table
 // ({u32 count} then {u32 compressed size, u32 size, bytes} per chunk). Out: per CPU, the decompressed
 // chunks in file order. Memory stays flat: at most kAheadBytes in all (but min_depth_ chunks per CPU
 // at least, one on a host with hundreds of CPUs) wait decompressed, and kReuseAfterBytes of freed
@@ -72,7 +74,7 @@ class ChunkPrefetcher {
   // CPU's size in the BUFFER option; returns its stream index. Call before Start(). With a file,
   // `tail` is a span of its bytes().
   int AddStream(std::span<const uint8_t> tail, uint64_t size);
-  // Starts the worker threads (each stream is decompressed by one of them at a time, in order).
+  // Starts the worker threads, one per stream at most (the consumer decompresses too, when it would wait).
   void Start(unsigned threads = 1);
   // The next chunk of `stream` (the previous one's buffer is recycled); false when the table is done,
   // and then *end says how it ended.
@@ -92,6 +94,11 @@ class ChunkPrefetcher {
     std::lock_guard<std::mutex> lock(mu_);
     return consumer_waits_;
   }
+  // How many chunks the consumer took and decompressed itself rather than sleep in Next().
+  uint64_t ConsumerTook() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return consumer_took_;
+  }
 
  private:
   // The workers fill each stream up to its share of kAheadBytes of decompressed chunks, then sleep
@@ -104,6 +111,12 @@ class ChunkPrefetcher {
   static constexpr size_t kMinDepth = 4;
   static constexpr size_t kTypicalChunkBytes = 40 << 10;
   static constexpr size_t kWakeDepth = 4;  // chunks that wake a consumer sleeping on their stream
+  // A chunk's place in its stream's order, reserved when it is taken: it is handed out once it and
+  // every chunk before it are decompressed, whichever thread did each.
+  struct Slot {
+    Chunk chunk;
+    bool filled = false;  // decompressed (set under the lock)
+  };
   struct Stream {
     std::span<const uint8_t> region;  // from the count to the file's end
     uint64_t size = 0;                // the BUFFER option's claim
@@ -113,11 +126,11 @@ class ChunkPrefetcher {
     bool crossed = false;      // looked past `end` once (the size claim)
     bool end_checked = false;  // the count's last chunk was checked against the size
     StreamEnd how;
-    bool done = false;          // set under the lock once the worker produced the last chunk
-    std::deque<Chunk> ready;    // worker → consumer, in file order
+    bool done = false;          // set under the lock once the last chunk was taken
+    std::deque<Slot> ready;     // taken chunks → consumer, in file order (some still decompressing)
     size_t ready_bytes = 0;     // decompressed bytes in `ready`
     bool full = false;          // filled to kAheadBytes; not refilled until drained to half
-    bool busy = false;          // a worker is decompressing its next chunk
+    bool busy = false;          // a thread is taking its next chunk: the cursor is that thread's
     uint64_t file_offset = 0;   // of `region` in the file (pread)
     std::vector<uint8_t> read;  // region bytes [read_pos, read_pos + read.size()), read with pread
     uint64_t read_pos = 0;
@@ -132,9 +145,23 @@ class ChunkPrefetcher {
   // when they are not all in it), or in place without a file. Valid until the next call.
   std::span<const uint8_t> View(Stream& s, uint64_t pos, uint64_t n) const;
   // Reads and decompresses the stream's next chunk into *out; false when the table is done. Frees the
-  // stream's read buffer once it ended.
+  // stream's read buffer once it ended. Inline only (Start() not called).
   bool Produce(Stream& s, Chunk* out, Decompressor& decompressor);
-  bool ProduceChunk(Stream& s, Chunk* out, Decompressor& decompressor);
+  // Takes the stream's next chunk: its header read, the cursor moved past it, *data its compressed
+  // bytes (in the stream's read buffer, valid until the next take), *usize the size it claims;
+  // out->file_bytes set. False when the table is done.
+  bool Take(Stream& s, Chunk* out, std::span<const uint8_t>* data, uint32_t* usize);
+  // Decompresses a taken chunk into out->bytes (out->corrupt when it does not, or claims an
+  // implausible size).
+  static void Fill(std::span<const uint8_t> data, uint32_t usize, Decompressor& decompressor, Chunk* out);
+  // With `lock` held and `s` not busy, Pending and not full: takes its next chunk (copied into
+  // *compressed when it lies in the read buffer the next take refills), reserves the chunk's slot and
+  // decompresses it with the lock released, so that another thread may take and decompress the chunk
+  // after it meanwhile. Returns with the lock held. Workers, and the consumer instead of sleeping.
+  void ProduceShared(Stream& s, std::unique_lock<std::mutex>& lock, Decompressor& decompressor,
+                     std::vector<uint8_t>* compressed);
+  // Whether the consumer may take `s`'s next chunk itself, or a worker may.
+  static bool Takeable(const Stream& s) { return !s.busy && Pending(s) && !s.full; }
   // Whether Produce may still find a chunk in the stream.
   static bool Pending(const Stream& s) { return s.chunks_left || !(s.end_checked || s.how.truncated); }
   // The claims part (see the top): the chunk at s.pos would cross the size, or the count's chunks
@@ -144,8 +171,9 @@ class ChunkPrefetcher {
   bool ReadChunk(Stream& s, uint32_t* usize, std::span<const uint8_t>* data) const;
   void Work();
 
-  Decompressor decompressor_;  // the caller's, when inline (each worker has its own)
-  const MappedFile* file_;     // read with pread when set
+  Decompressor decompressor_;        // the caller's, inline or when it helps (each worker has its own)
+  std::vector<uint8_t> compressed_;  // the caller's copy of a chunk it took (ProduceShared)
+  const MappedFile* file_;           // read with pread when set
   std::vector<Stream> streams_;
   // Recycled chunk buffers, oldest first. A worker reuses one only once kReuseAfterBytes are free,
   // and the oldest: writing into a buffer the consumer has just read (its lines still in the other
@@ -170,6 +198,7 @@ class ChunkPrefetcher {
   // consumer sleeps on only now and then (every CPU busy: most would end up 4 deep).
   int hot_stream_ = -1, last_waited_ = -1;
   uint64_t consumer_waits_ = 0;
+  uint64_t consumer_took_ = 0;
   size_t Depth(const Stream& s) const { return &s - streams_.data() == hot_stream_ ? kMinDepth : min_depth_; }
 };
 
