@@ -46,7 +46,7 @@ int ChunkPrefetcher::AddStream(std::span<const uint8_t> tail, uint64_t size) {
   // around it (the kernel's fault-around), 17 MB of the file resident on 256 CPUs.
   std::array<uint8_t, kChunkCountSize> count{};
   std::span<const uint8_t> head = tail.first(std::min<size_t>(tail.size(), kChunkCountSize));
-  if (file_ && file_->mapped() && head.size() == kChunkCountSize) {
+  if (Preads() && head.size() == kChunkCountSize) {
     file_->ReadAt(s.file_offset, kChunkCountSize, count.data());
     head = count;
   }
@@ -86,7 +86,7 @@ void ChunkPrefetcher::CheckEnd(Stream& s) {
 }
 
 std::span<const uint8_t> ChunkPrefetcher::View(Stream& s, uint64_t pos, uint64_t n) const {
-  if (!file_ || !file_->mapped()) return s.region.subspan(pos, n);
+  if (!Preads()) return s.region.subspan(pos, n);
   if (pos < s.read_pos || pos + n > s.read_pos + s.read.size()) {
     const uint64_t len = std::min<uint64_t>(std::max<uint64_t>(n, ReadBytes()), s.end - pos);
     s.read.resize(len);
@@ -161,7 +161,7 @@ void ChunkPrefetcher::ProduceShared(Stream& s, std::unique_lock<std::mutex>& loc
   std::span<const uint8_t> data;
   uint32_t usize = 0;
   const bool more = Take(s, &chunk, &data, &usize);
-  if (more && file_ && file_->mapped()) {  // in the read buffer: the next take may refill it
+  if (more && Preads()) {  // in the read buffer: the next take may refill it
     compressed->assign(data.begin(), data.end());
     data = *compressed;
   }

@@ -141,6 +141,8 @@ class ChunkPrefetcher {
   static constexpr size_t kReadBytes = 64 << 10;
   static constexpr size_t kMinReadBytes = 8 << 10;
   size_t ReadBytes() const { return BudgetShare(kReadBudget, streams_.size(), kMinReadBytes, kReadBytes); }
+  // Whether the streams' bytes are read with pread (a mapped file), not used in place.
+  bool Preads() const { return file_ && file_->mapped(); }
   // Region bytes [pos, pos + n) of the stream, below s.end: from its read buffer (refilled with pread
   // when they are not all in it), or in place without a file. Valid until the next call.
   std::span<const uint8_t> View(Stream& s, uint64_t pos, uint64_t n) const;
