@@ -4,13 +4,6 @@
 #include <bit>
 
 namespace exitscope {
-namespace {
-
-// Fibonacci hashing: handling times cluster in low bits, the table index takes the high ones.
-size_t Slot(uint64_t key, size_t mask) { return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask; }
-
-}  // namespace
-
 void FlatCounts::Add(uint64_t key, uint64_t count) {
   if ((size_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
@@ -26,10 +19,6 @@ void FlatCounts::Add(uint64_t key, uint64_t count) {
       return;
     }
   }
-}
-
-void FlatCounts::Prefetch(uint64_t key) const {
-  if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(key, slots_.size() - 1)]);
 }
 
 void FlatCounts::Grow() {
@@ -61,7 +50,6 @@ uint64_t ValueHistogram::Quantize(uint64_t v) const {
 
 void ValueHistogram::Apply() const {
   if (pending_n_ == 0) return;
-  for (uint32_t i = 0; i < pending_n_; ++i) counts_.Prefetch(Quantize(pending_[i]));
   for (uint32_t i = 0; i < pending_n_; ++i) Insert(pending_[i], 1);
   pending_n_ = 0;
 }
