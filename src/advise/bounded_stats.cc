@@ -1,7 +1,6 @@
 #include "advise/bounded_stats.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace exitscope {
 void FlatCounts::Add(uint64_t key, uint64_t count) {
@@ -37,15 +36,6 @@ std::vector<std::pair<uint64_t, uint64_t>> FlatCounts::Entries() const {
     if (s.first != kEmpty) out.push_back(s);
   }
   return out;
-}
-
-uint64_t ValueHistogram::Quantize(uint64_t v) const {
-  if (bits_ >= 64) return v;
-  const int width = std::bit_width(v);
-  if (width <= bits_) return v;
-  const int shift = width - bits_;
-  // The bucket's midpoint: a quantile's error stays within half a bucket either way.
-  return ((v >> shift) << shift) | (1ull << (shift - 1));
 }
 
 void ValueHistogram::Apply() const {
